@@ -1,0 +1,202 @@
+"""Checking and normalizing probability vectors: the one validator every function calls.
+
+A distribution is a vector over a vocabulary of V symbols, or an array of such vectors with
+shape (..., V) (the last axis is the vocabulary). Two kinds of input are accepted:
+
+* **exact**: every entry is an ``int``, a :class:`fractions.Fraction` or a sympy ``Rational``
+  (or a numpy integer array). The result is a numpy ``object`` array of ``Fraction``; sums must
+  equal 1 exactly, and everything computed from it stays exact.
+* **float**: anything else numeric. The result is a ``float64`` array; sums must be within
+  :data:`SUM_TOL` of 1.
+
+Anything wrong raises ``ValueError`` naming the argument and the fault.
+"""
+from __future__ import annotations
+
+import numbers
+from fractions import Fraction
+
+import numpy as np
+
+#: How far a float distribution's sum may be from 1 (float32 softmaxes land within ~1e-7).
+SUM_TOL = 1e-6
+
+
+def _is_exact_scalar(x) -> bool:
+    if isinstance(x, (bool, np.bool_)):
+        return False
+    if isinstance(x, (int, np.integer, Fraction)):
+        return True
+    # sympy Rational / Integer without importing sympy at module import time
+    return getattr(x, "is_Rational", False) is True
+
+
+def to_fraction(x, name: str = "value") -> Fraction:
+    """One exact scalar as a Fraction (sympy Rational, int, Fraction)."""
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+        return Fraction(int(x))
+    if getattr(x, "is_Rational", False) is True:
+        return Fraction(int(x.p), int(x.q))
+    raise ValueError(f"{name}: {x!r} is not an exact number")
+
+
+def is_exact(x) -> bool:
+    """True when ``x`` (scalar, sequence or array) holds only exact numbers."""
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind in "iu":
+            return True
+        if x.dtype == object:
+            return x.size > 0 and all(_is_exact_scalar(v) for v in x.flat)
+        return False
+    if isinstance(x, (list, tuple)):
+        flat = list(_flatten(x))
+        return len(flat) > 0 and all(_is_exact_scalar(v) for v in flat)
+    return _is_exact_scalar(x)
+
+
+def _flatten(x):
+    for v in x:
+        if isinstance(v, (list, tuple, np.ndarray)):
+            yield from _flatten(v)
+        else:
+            yield v
+
+
+def _as_array(x, name: str) -> tuple[np.ndarray, bool]:
+    """Array of Fractions (exact) or float64, unvalidated apart from type."""
+    if isinstance(x, (str, bytes)) or x is None:
+        raise ValueError(f"{name} must be a sequence of numbers, got {type(x).__name__}")
+    if isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, np.ndarray):
+        raise ValueError(f"{name} must be a vector of probabilities, got the scalar {x!r}")
+    if getattr(x, "is_Matrix", False):
+        x = list(x)
+    if is_exact(x):
+        arr = np.asarray(x, dtype=object)
+        if arr.dtype != object or arr.ndim == 0:
+            arr = np.asarray(x, dtype=object)
+        frac = np.empty(arr.shape, dtype=object)
+        for idx, v in np.ndenumerate(arr):
+            frac[idx] = to_fraction(v, name)
+        return frac, True
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as exc:  # ragged
+        raise ValueError(f"{name} must be a rectangular array of numbers ({exc})") from None
+    if arr.dtype.kind == "b":
+        raise ValueError(f"{name} must hold numbers, not booleans")
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} must hold real numbers, not complex ones")
+    if arr.dtype.kind not in "fiu":
+        try:
+            arr = arr.astype(np.float64)
+        except (ValueError, TypeError):
+            raise ValueError(f"{name} must hold numbers only, got dtype {arr.dtype}") from None
+    return arr.astype(np.float64, copy=False), False
+
+
+def check_distribution(x, name: str = "p", *, exact: bool | None = None) -> np.ndarray:
+    """Validate one distribution (or a stack along the last axis) and return it as an array.
+
+    ``exact=True`` forces the exact path (error if impossible), ``False`` forces float64,
+    ``None`` (default) decides from the input.
+    """
+    arr, is_ex = _as_array(x, name)
+    if exact is True and not is_ex:
+        raise ValueError(f"{name} must hold exact numbers (int, Fraction or sympy Rational)")
+    if exact is False and is_ex:
+        arr = arr.astype(np.float64)
+        is_ex = False
+    if arr.ndim == 0:
+        raise ValueError(f"{name} must be a vector of probabilities, got a scalar")
+    if arr.shape[-1] == 0 or arr.size == 0:
+        raise ValueError(f"{name} is empty: a distribution needs at least one symbol")
+    if is_ex:
+        if any(v < 0 for v in arr.flat):
+            raise ValueError(f"{name} has a negative entry")
+        sums = arr.sum(axis=-1)
+        if np.ndim(sums) == 0:
+            sums = np.asarray([sums], dtype=object)
+        bad = [s for s in np.asarray(sums, dtype=object).flat if s != 1]
+        if bad:
+            raise ValueError(f"{name} must sum to exactly 1, got {bad[0]}")
+        return arr
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN")
+    if np.isinf(arr).any():
+        raise ValueError(f"{name} contains an infinite entry")
+    if (arr < 0).any():
+        raise ValueError(f"{name} has a negative entry (min {arr.min():.3g})")
+    sums = arr.sum(axis=-1)
+    off = np.abs(sums - 1.0)
+    if (off > SUM_TOL).any():
+        worst = float(np.asarray(sums).flat[int(np.argmax(off))])
+        raise ValueError(f"{name} must sum to 1 (within {SUM_TOL:g}), got {worst:.9g}")
+    return arr
+
+
+def check_pair(p, q, names: tuple[str, str] = ("p", "q")) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Validate target ``p`` and draft ``q`` together: same shape, same kind (exact or float).
+
+    Exact only when both are exact; otherwise both become float64.
+    """
+    exact = is_exact(p) and is_exact(q)
+    pa = check_distribution(p, names[0], exact=exact)
+    qa = check_distribution(q, names[1], exact=exact)
+    if pa.shape != qa.shape:
+        raise ValueError(
+            f"{names[0]} and {names[1]} must have the same shape, got {pa.shape} and {qa.shape}"
+        )
+    return pa, qa, exact
+
+
+def check_probability(x, name: str = "alpha"):
+    """A scalar probability in [0, 1] (or a float array of them). Exact stays exact."""
+    if _is_exact_scalar(x):
+        f = to_fraction(x, name)
+        if not 0 <= f <= 1:
+            raise ValueError(f"{name} must be in [0, 1], got {f}")
+        return f
+    if isinstance(x, (bool, np.bool_)) or isinstance(x, (str, bytes)) or x is None:
+        raise ValueError(f"{name} must be a number in [0, 1], got {x!r}")
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in [0, 1], got {x!r}") from None
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} is NaN")
+    if ((arr < 0) | (arr > 1)).any():
+        raise ValueError(f"{name} must be in [0, 1], got {x!r}")
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def check_gamma(gamma, name: str = "gamma") -> int:
+    """γ: a non-negative integer (bools and floats are refused, even 2.0)."""
+    if isinstance(gamma, (bool, np.bool_)) or not isinstance(gamma, (int, np.integer)):
+        raise ValueError(f"{name} must be a non-negative integer, got {gamma!r}")
+    if gamma < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {gamma}")
+    return int(gamma)
+
+
+def check_time(x, name: str):
+    """A non-negative, finite duration. Exact stays exact."""
+    if _is_exact_scalar(x):
+        f = to_fraction(x, name)
+        if f < 0:
+            raise ValueError(f"{name} must be non-negative, got {f}")
+        return f
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, np.floating)):
+        raise ValueError(f"{name} must be a number of milliseconds, got {x!r}")
+    x = float(x)
+    if np.isnan(x) or np.isinf(x):
+        raise ValueError(f"{name} must be finite, got {x}")
+    if x < 0:
+        raise ValueError(f"{name} must be non-negative, got {x}")
+    return x
+
+
+def as_float(x) -> np.ndarray:
+    """float64 view of an exact or float array (no validation)."""
+    return np.asarray(x, dtype=np.float64)
