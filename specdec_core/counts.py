@@ -59,3 +59,62 @@ def mean_output_count(emitted_per_round) -> float:
     if (k < 1).any() or np.isnan(k).any():
         raise ValueError("emitted_per_round: every round emits at least one token")
     return float(k.mean())
+
+
+# ---------------------------------------------------------------- notebook 04 additions
+
+def expected_count_curve(alpha, max_gamma):
+    """[E[K] at γ = 0, 1, …, max_gamma] for one α: the diminishing-returns curve.
+
+    Each extra proposal adds α^γ: less and less when α < 1.
+    """
+    a = check_probability(alpha, "alpha")
+    if isinstance(a, np.ndarray):
+        raise ValueError("alpha must be a single probability here, not an array")
+    m = check_gamma(max_gamma, "max_gamma")
+    out, term = [], (Fraction(1) if isinstance(a, Fraction) else 1.0)
+    total = 0 * term
+    for _ in range(m + 1):
+        total = total + term
+        out.append(total)
+        term = term * a
+    return out
+
+
+def expected_accepted(alpha, gamma):
+    """E[accepted proposals per round] = α + α² + … + α^γ = E[K] − 1 (iid)."""
+    return expected_output_count(alpha, gamma) - 1
+
+
+def iid_acceptance_rate(alpha, gamma):
+    """What "accepted / proposed" converges to under iid α: (α + … + α^γ)/γ.
+
+    It is *not* α: proposals after the first rejection are discarded unchecked yet still
+    counted as proposed, so the rate falls as γ grows even though the draft did not change.
+    """
+    g = check_gamma(gamma)
+    if g == 0:
+        raise ValueError("gamma must be at least 1: with gamma = 0 nothing is proposed")
+    return expected_accepted(alpha, g) / g
+
+
+def mixture_expected_count(alphas, weights, gamma):
+    """Σ wᵢ·E[K](αᵢ): mean K when a round's acceptance is αᵢ with probability wᵢ
+    (constant within a round). ``weights`` must sum to 1 (exact or within float tolerance).
+
+    Since E[K] is convex in α, this is ≥ E[K](Σ wᵢ αᵢ) (Jensen's inequality): iid at the
+    average α *under*-predicts a workload whose acceptance varies from round to round.
+    """
+    from .distributions import check_distribution
+
+    w = check_distribution(weights, "weights")
+    if w.ndim != 1:
+        raise ValueError(f"weights must be a 1-D vector, got shape {w.shape}")
+    if isinstance(alphas, (str, bytes)) or not hasattr(alphas, "__len__"):
+        raise ValueError(f"alphas must be a sequence of probabilities, got {alphas!r}")
+    if len(alphas) != len(w):
+        raise ValueError(f"alphas and weights must have the same length, got {len(alphas)} and {len(w)}")
+    vals = [expected_output_count(check_probability(a, "alphas"), gamma) for a in alphas]
+    if w.dtype == object and all(isinstance(v, Fraction) for v in vals):
+        return sum((wi * v for wi, v in zip(w, vals)), Fraction(0))
+    return float(sum(float(wi) * float(v) for wi, v in zip(w, vals)))

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .distributions import check_time, _is_exact_scalar
+from .distributions import check_gamma, check_time, _is_exact_scalar
 
 
 def _check_tokens(x, name="expected_tokens"):
@@ -54,3 +54,215 @@ def baseline_tokens_per_second(ms_per_token):
     if t == 0:
         raise ValueError("ms_per_token is 0: a token that takes no time")
     return Fraction(1000) / t if isinstance(t, Fraction) else 1000.0 / t
+
+
+# ---------------------------------------------------------------- notebook 05 additions
+#
+# Everything below is still *scenario arithmetic*: the inputs are declared budgets, and a
+# result is only as good as the budget it came from. Exact inputs give exact Fractions.
+
+def _both_exact(*xs) -> bool:
+    return all(isinstance(x, Fraction) for x in xs)
+
+
+def _check_nonneg(x, name: str, what: str = "a non-negative number"):
+    """A non-negative finite scalar (exact stays exact), for cost ratios and per-unit costs."""
+    if _is_exact_scalar(x):
+        return check_time(x, name)
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.floating, np.integer)):
+        raise ValueError(f"{name} must be {what}, got {x!r}")
+    x = float(x)
+    if np.isnan(x) or np.isinf(x):
+        raise ValueError(f"{name} must be finite, got {x}")
+    if x < 0:
+        raise ValueError(f"{name} must be non-negative, got {x}")
+    return x
+
+
+def _check_baseline(baseline_ms):
+    b = check_time(baseline_ms, "baseline_ms")
+    if b == 0:
+        raise ValueError("baseline_ms is 0: a baseline token that takes no time")
+    return b
+
+
+def speedup_ratio(expected_tokens, *, draft_ms, verify_ms, overhead_ms=0, baseline_ms):
+    """Speculative rate / baseline rate = E[K] · T_baseline / (T_draft + T_verify + T_overhead).
+
+    Above 1 speculation pays under the assumed budget, below 1 it loses.
+    """
+    k = _check_tokens(expected_tokens)
+    total = round_time_ms(draft_ms=draft_ms, verify_ms=verify_ms, overhead_ms=overhead_ms)
+    b = _check_baseline(baseline_ms)
+    if _both_exact(k, total, b):
+        return k * b / total
+    return float(k) * float(b) / float(total)
+
+
+def break_even_verify_ms(expected_tokens, *, draft_ms, overhead_ms=0, baseline_ms):
+    """The verification time at which speculation exactly matches the baseline rate.
+
+    Solving E[K] / (T_d + T_v + T_o) = 1 / T_b for T_v gives T_v = E[K]·T_b − T_d − T_o.
+    Verification faster than this pays; slower loses. A **negative** result means no
+    verification time, however short, can make this scenario pay (the draft and overhead alone
+    already cost more than E[K] baseline tokens).
+    """
+    k = _check_tokens(expected_tokens)
+    d = check_time(draft_ms, "draft_ms")
+    o = check_time(overhead_ms, "overhead_ms")
+    b = _check_baseline(baseline_ms)
+    if _both_exact(k, d, o, b):
+        return k * b - d - o
+    return float(k) * float(b) - float(d) - float(o)
+
+
+def draft_cost_ms(gamma, *, per_token_ms):
+    """T_draft = γ · (cost of one draft step): the draft runs once per proposal."""
+    g = check_gamma(gamma)
+    c = check_time(per_token_ms, "per_token_ms")
+    return g * c
+
+
+def verify_cost_ms(gamma, *, base_ms, per_position_ms=0):
+    """T_verify = base + per_position · (γ + 1): one target call over γ + 1 positions.
+
+    ``per_position_ms = 0`` is the optimistic "verifying γ+1 positions costs one step" model;
+    a positive value lets verification grow with γ, as it does on small hardware.
+    """
+    g = check_gamma(gamma)
+    b = check_time(base_ms, "base_ms")
+    pp = check_time(per_position_ms, "per_position_ms")
+    return b + pp * (g + 1)
+
+
+def improvement_factor(alpha, gamma, c):
+    """Leviathan et al.'s expected walltime improvement (1 − α^(γ+1)) / ((1 − α)(γc + 1)).
+
+    ``c`` is the cost of one draft step relative to one target step; verification is taken to
+    cost one target step whatever γ is, and overhead is ignored. At α = 1 the value is the
+    limit (γ + 1)/(γc + 1). ``alpha`` may be a float array (the result has its shape).
+    """
+    from .counts import expected_output_count
+
+    ek = expected_output_count(alpha, gamma)
+    g = check_gamma(gamma)
+    cc = _check_nonneg(c, "c", "a non-negative cost ratio (draft step / target step)")
+    if isinstance(ek, Fraction) and isinstance(cc, Fraction):
+        return ek / (g * cc + 1)
+    return ek / (g * float(cc) + 1.0)
+
+
+def optimal_gamma(alpha, c, max_gamma=20):
+    """The γ in 0…max_gamma with the largest :func:`improvement_factor` (direct search).
+
+    Ties go to the smallest γ. γ = 0 (no speculation, factor 1) is a candidate, so the answer
+    is 0 when speculating does not pay at all.
+    """
+    from .distributions import check_probability
+
+    a = check_probability(alpha, "alpha")
+    if isinstance(a, np.ndarray):
+        raise ValueError("alpha must be a single probability here, not an array")
+    cc = _check_nonneg(c, "c", "a non-negative cost ratio (draft step / target step)")
+    m = check_gamma(max_gamma, "max_gamma")
+    best, best_val = 0, None
+    for g in range(m + 1):
+        v = improvement_factor(a, g, cc)
+        if best_val is None or v > best_val:
+            best, best_val = g, v
+    return best
+
+
+def work_account(alpha, gamma):
+    """Expected work per round and per output token under iid acceptance α.
+
+    Per round the draft makes γ proposals and the target scores γ + 1 positions; E[K] tokens
+    come out. Returns a dict (exact for exact α):
+
+    * ``expected_tokens`` E[K], ``expected_accepted`` E[K] − 1
+    * ``proposals_per_token`` γ / E[K], ``target_positions_per_token`` (γ + 1) / E[K]
+    * ``proposals_thrown_away`` fraction of proposals that never reach the output (rejected or
+      discarded): 1 − (E[K] − 1)/γ (0 when γ = 0)
+    * ``target_positions_thrown_away`` fraction of scored positions whose result is not output:
+      1 − E[K]/(γ + 1)
+    """
+    from .counts import expected_output_count
+
+    g = check_gamma(gamma)
+    ek = expected_output_count(alpha, g)
+    if isinstance(ek, np.ndarray):
+        raise ValueError("alpha must be a single probability here, not an array")
+    one = Fraction(1) if isinstance(ek, Fraction) else 1.0
+    return {
+        "gamma": g,
+        "expected_tokens": ek,
+        "expected_accepted": ek - 1,
+        "proposals_per_round": g,
+        "target_positions_per_round": g + 1,
+        "proposals_per_token": g * one / ek,
+        "target_positions_per_token": (g + 1) * one / ek,
+        "proposals_thrown_away": (one - (ek - 1) / g) if g else 0 * one,
+        "target_positions_thrown_away": one - ek / (g + 1),
+    }
+
+
+def scenario_rates(alpha, gamma, *, draft_per_token_ms, verify_base_ms, verify_per_position_ms=0,
+                   overhead_ms=0, baseline_ms):
+    """Everything the notebook-05 widget shows, for one (α, γ) and one assumed budget.
+
+    T_draft = γ·draft_per_token_ms, T_verify = verify_base_ms + verify_per_position_ms·(γ+1).
+    Returns a dict: expected_tokens, draft_ms, verify_ms, overhead_ms, round_ms, rate,
+    baseline_rate, ratio, break_even_verify_ms, pays (ratio > 1).
+    """
+    from .counts import expected_output_count
+
+    g = check_gamma(gamma)
+    ek = expected_output_count(alpha, g)
+    if isinstance(ek, np.ndarray):
+        raise ValueError("alpha must be a single probability here, not an array")
+    d = draft_cost_ms(g, per_token_ms=draft_per_token_ms)
+    v = verify_cost_ms(g, base_ms=verify_base_ms, per_position_ms=verify_per_position_ms)
+    o = check_time(overhead_ms, "overhead_ms")
+    b = _check_baseline(baseline_ms)
+    rate = tokens_per_second(ek, draft_ms=d, verify_ms=v, overhead_ms=o)
+    base = baseline_tokens_per_second(b)
+    ratio = speedup_ratio(ek, draft_ms=d, verify_ms=v, overhead_ms=o, baseline_ms=b)
+    return {
+        "expected_tokens": ek, "draft_ms": d, "verify_ms": v, "overhead_ms": o,
+        "round_ms": d + v + o, "rate": rate, "baseline_rate": base, "ratio": ratio,
+        "break_even_verify_ms": break_even_verify_ms(ek, draft_ms=d, overhead_ms=o, baseline_ms=b),
+        "pays": ratio > 1,
+    }
+
+
+def speedup_map(alphas, gammas, *, draft_per_token_ms, verify_base_ms, verify_per_position_ms=0,
+                overhead_ms=0, baseline_ms):
+    """Speedup ratio on a grid: array of shape (len(gammas), len(alphas)), float64.
+
+    Same budget model as :func:`scenario_rates`. Cells whose round takes no time are NaN-free:
+    that budget is refused with ``ValueError`` instead.
+    """
+    from .counts import expected_output_count
+
+    a = np.atleast_1d(np.asarray(alphas, dtype=np.float64)) if not isinstance(alphas, str) else None
+    if a is None or a.ndim != 1 or a.size == 0:
+        raise ValueError(f"alphas must be a non-empty 1-D sequence of probabilities, got {alphas!r}")
+    from .distributions import check_probability
+
+    check_probability(a, "alphas")
+    gs = list(gammas) if not isinstance(gammas, (str, bytes)) else None
+    if not gs:
+        raise ValueError(f"gammas must be a non-empty sequence of non-negative integers, got {gammas!r}")
+    gs = [check_gamma(g, "gammas") for g in gs]
+    dpt = float(check_time(draft_per_token_ms, "draft_per_token_ms"))
+    vb = float(check_time(verify_base_ms, "verify_base_ms"))
+    vpp = float(check_time(verify_per_position_ms, "verify_per_position_ms"))
+    o = float(check_time(overhead_ms, "overhead_ms"))
+    b = float(_check_baseline(baseline_ms))
+    out = np.empty((len(gs), a.size))
+    for i, g in enumerate(gs):
+        total = dpt * g + vb + vpp * (g + 1) + o
+        if total <= 0:
+            raise ValueError(f"at gamma={g} the round takes no time (all costs are 0)")
+        out[i] = expected_output_count(a, g) * b / total
+    return out

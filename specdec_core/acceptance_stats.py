@@ -1,0 +1,315 @@
+"""What "acceptance" means, computed from recorded rounds, and what iid acceptance predicts.
+
+Two numbers are both called "acceptance" in papers and dashboards, and they answer different
+questions:
+
+* **acceptance rate** = accepted / proposed: the share of drafted tokens that reached the
+  output. Proposals discarded after a rejection count as proposed, so it falls as γ grows.
+* **acceptance length** = mean K, tokens emitted per verification round (accepted + the one
+  correction or bonus). It is what the throughput formula of notebook 05 needs.
+
+Also here: the K histogram, acceptance per position, the average α over the prefixes the
+rounds really checked, and, for exact models (``model.exact(prefix)``), the *exact* law of a
+round and the long-run statistics of a first-order (previous-token) model such as
+:mod:`specdec_core.toy`. Pure: numpy and fractions only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .counts import expected_output_count, iid_acceptance_rate
+from .distributions import check_gamma
+from .sampling import GenerationResult
+
+
+# ---------------------------------------------------------------- from recorded rounds
+
+def _check_result(result):
+    if not isinstance(result, GenerationResult):
+        raise ValueError(f"result must be a GenerationResult (from speculative_generate), got {type(result).__name__}")
+    if not result.records:
+        raise ValueError("result has no rounds")
+    return result
+
+
+def full_rounds(result, gamma=None) -> list:
+    """The rounds that drafted the full γ proposals (``speculative_generate`` shortens the
+    last round to fit max_new_tokens). ``gamma=None`` takes the largest γ recorded."""
+    result = _check_result(result)
+    g = max(r.gamma for r in result.records) if gamma is None else check_gamma(gamma)
+    recs = [r for r in result.records if r.gamma == g]
+    if not recs:
+        raise ValueError(f"result has no round with gamma={g}")
+    return recs
+
+
+def _sum(recs, attr):
+    return sum(getattr(r, attr) for r in recs)
+
+
+def measured_acceptance_rate(result, gamma=None) -> Fraction:
+    """accepted / proposed over the full rounds (exact Fraction of two counts)."""
+    recs = full_rounds(result, gamma)
+    proposed = _sum(recs, "gamma")
+    if proposed == 0:
+        raise ValueError("no proposals were made (gamma = 0): the acceptance rate is undefined")
+    return Fraction(_sum(recs, "accepted"), proposed)
+
+
+def per_check_acceptance(result, gamma=None) -> Fraction:
+    """accepted / checked: the share of *verified* proposals that were kept (estimates α)."""
+    recs = full_rounds(result, gamma)
+    checked = sum(len(r.draws) for r in recs)
+    if checked == 0:
+        raise ValueError("no proposal was checked (gamma = 0)")
+    return Fraction(_sum(recs, "accepted"), checked)
+
+
+def acceptance_length(result, gamma=None) -> Fraction:
+    """Mean K: tokens emitted per full round (exact Fraction)."""
+    recs = full_rounds(result, gamma)
+    return Fraction(sum(len(r.emitted) for r in recs), len(recs))
+
+
+def k_histogram(result, gamma=None) -> np.ndarray:
+    """Counts of K = 1 … γ+1 over the full rounds (int array of length γ + 1)."""
+    recs = full_rounds(result, gamma)
+    g = recs[0].gamma
+    return np.bincount([len(r.emitted) - 1 for r in recs], minlength=g + 1).astype(np.int64)
+
+
+def acceptance_by_position(result, gamma=None) -> list:
+    """Per proposal position i = 1 … γ: how many rounds checked it, how many accepted it,
+    the conditional rate accepted/checked (None if never checked) and the share of all rounds
+    that accepted it. Under iid α the conditional rate is α at every position."""
+    recs = full_rounds(result, gamma)
+    g = recs[0].gamma
+    out = []
+    for i in range(g):
+        checked = sum(1 for r in recs if len(r.draws) > i)
+        accepted = sum(1 for r in recs if r.accepted > i)
+        out.append({"position": i + 1, "checked": checked, "accepted": accepted,
+                     "rate": Fraction(accepted, checked) if checked else None,
+                     "share_of_rounds": Fraction(accepted, len(recs))})
+    return out
+
+
+def _alpha_at(target, draft, prefix):
+    """α at one prefix, exact when both models offer ``.exact``."""
+    if hasattr(target, "exact") and hasattr(draft, "exact"):
+        p, q = target.exact(prefix), draft.exact(prefix)
+        return sum((min(a, b) for a, b in zip(p, q)), Fraction(0))
+    p, q = np.asarray(target(prefix), float), np.asarray(draft(prefix), float)
+    return float(np.minimum(p, q).sum())
+
+
+def visited_alpha(result, target, draft, gamma=None):
+    """Average α over the prefixes where a proposal was actually *checked* (each check one
+    vote). Exact for exact models."""
+    recs = full_rounds(result, gamma)
+    cache: dict = {}
+    vals = []
+    for r in recs:
+        for i in range(len(r.draws)):
+            pre = r.prefix + r.proposals[:i]
+            key = pre if not hasattr(target, "table") else (pre[-1] if pre else None)
+            if key not in cache:
+                cache[key] = _alpha_at(target, draft, pre)
+            vals.append(cache[key])
+    if not vals:
+        raise ValueError("no proposal was checked (gamma = 0)")
+    total = sum(vals, Fraction(0)) if isinstance(vals[0], Fraction) else float(sum(vals))
+    return total / len(vals)
+
+
+def measured_work(result, gamma=None) -> dict:
+    """The work account of recorded rounds: proposals and target positions per output token
+    and the fractions thrown away (exact Fractions of counts)."""
+    recs = full_rounds(result, gamma)
+    tokens = sum(len(r.emitted) for r in recs)
+    proposed = _sum(recs, "gamma")
+    accepted = _sum(recs, "accepted")
+    positions = _sum(recs, "target_positions")
+    return {
+        "rounds": len(recs), "tokens": tokens, "proposed": proposed, "accepted": accepted,
+        "target_positions": positions,
+        "proposals_per_token": Fraction(proposed, tokens),
+        "target_positions_per_token": Fraction(positions, tokens),
+        "proposals_thrown_away": Fraction(proposed - accepted, proposed) if proposed else Fraction(0),
+        "target_positions_thrown_away": Fraction(positions - tokens, positions),
+    }
+
+
+@dataclass(frozen=True)
+class AcceptanceReport:
+    """Measured acceptance statistics of full rounds next to the iid prediction."""
+    gamma: int
+    rounds: int
+    proposed: int
+    checked: int
+    accepted: int
+    acceptance_rate: Fraction        # accepted / proposed
+    per_check_acceptance: Fraction   # accepted / checked
+    acceptance_length: Fraction      # mean K
+    k_histogram: tuple
+    average_alpha: object            # α averaged over checked prefixes
+    iid_length: object               # E[K] at average_alpha
+    iid_rate: object                 # iid accepted/proposed at average_alpha
+
+    @property
+    def gap(self) -> float:
+        """Measured mean K − iid prediction."""
+        return float(self.acceptance_length) - float(self.iid_length)
+
+
+def acceptance_report(result, target, draft, gamma=None) -> AcceptanceReport:
+    """Everything notebook 04's "reality" section prints, from one generation."""
+    recs = full_rounds(result, gamma)
+    g = recs[0].gamma
+    if g == 0:
+        raise ValueError("gamma = 0 rounds propose nothing: no acceptance to report")
+    a = visited_alpha(result, target, draft, g)
+    return AcceptanceReport(
+        gamma=g, rounds=len(recs), proposed=_sum(recs, "gamma"),
+        checked=sum(len(r.draws) for r in recs), accepted=_sum(recs, "accepted"),
+        acceptance_rate=measured_acceptance_rate(result, g),
+        per_check_acceptance=per_check_acceptance(result, g),
+        acceptance_length=acceptance_length(result, g),
+        k_histogram=tuple(int(v) for v in k_histogram(result, g)),
+        average_alpha=a, iid_length=expected_output_count(a, g), iid_rate=iid_acceptance_rate(a, g),
+    )
+
+
+# ---------------------------------------------------------------- exact, for exact models
+
+@dataclass(frozen=True)
+class RoundLaw:
+    """The exact law of one round from a given prefix (exact models)."""
+    prefix: tuple
+    gamma: int
+    k_distribution: tuple      # P(K = 1 … γ+1)
+    end_token: dict            # {last emitted token: probability}
+    checks_by_position: tuple  # P(position i is checked), i = 1 … γ
+    accepts_by_position: tuple  # P(position i is accepted)
+    alpha_checked_sum: Fraction  # E[Σ α over checked prefixes]
+
+    @property
+    def expected_count(self) -> Fraction:
+        return sum((k * pk for k, pk in enumerate(self.k_distribution, start=1)), Fraction(0))
+
+    @property
+    def expected_checks(self) -> Fraction:
+        return sum(self.checks_by_position, Fraction(0))
+
+
+def _exact_rows(model, prefix, name):
+    if not hasattr(model, "exact"):
+        raise ValueError(f"{name} must offer exact rows (model.exact(prefix)), e.g. toy_target()")
+    return [Fraction(v) for v in model.exact(prefix)]
+
+
+def exact_round_law(target, draft, prefix, gamma) -> RoundLaw:
+    """Enumerate one round exactly: P(K = k), the law of the last emitted token, and the
+    chance each position is checked / accepted. Cost grows like V^γ: keep γ small."""
+    prefix = tuple(int(t) for t in prefix)
+    g = check_gamma(gamma)
+    kd = [Fraction(0)] * (g + 1)
+    checks = [Fraction(0)] * g
+    accepts = [Fraction(0)] * g
+    end: dict = {}
+    asum = Fraction(0)
+
+    def rec(pre, i, prob):
+        nonlocal asum
+        p = _exact_rows(target, pre, "target")
+        if i == g:  # all accepted: bonus from p
+            kd[g] += prob
+            for y, py in enumerate(p):
+                if py:
+                    end[y] = end.get(y, Fraction(0)) + prob * py
+            return
+        q = _exact_rows(draft, pre, "draft")
+        if len(p) != len(q):
+            raise ValueError("target and draft vocabularies differ")
+        alpha = sum((min(a, b) for a, b in zip(p, q)), Fraction(0))
+        checks[i] += prob
+        asum += prob * alpha
+        if alpha < 1:  # rejection here: correction from the residual (unnormalized mass 1 − α)
+            kd[i] += prob * (1 - alpha)
+            for y, (py, qy) in enumerate(zip(p, q)):
+                if py > qy:
+                    end[y] = end.get(y, Fraction(0)) + prob * (py - qy)
+        for x, (px, qx) in enumerate(zip(p, q)):
+            m = min(px, qx)
+            if m:
+                accepts[i] += prob * m
+                rec(pre + (x,), i + 1, prob * m)
+
+    rec(prefix, 0, Fraction(1))
+    return RoundLaw(prefix=prefix, gamma=g, k_distribution=tuple(kd), end_token=end,
+                    checks_by_position=tuple(checks), accepts_by_position=tuple(accepts),
+                    alpha_checked_sum=asum)
+
+
+def _solve_stationary(P):
+    """π with π P = π, Σ π = 1, for a small exact transition matrix (Fractions)."""
+    n = len(P)
+    A = [[(P[j][i] - (1 if i == j else 0)) for j in range(n)] for i in range(n)]
+    A[-1] = [Fraction(1)] * n
+    b = [Fraction(0)] * (n - 1) + [Fraction(1)]
+    for col in range(n):
+        piv = next((r for r in range(col, n) if A[r][col] != 0), None)
+        if piv is None:
+            raise ValueError("the round-start chain has no unique stationary law")
+        A[col], A[piv] = A[piv], A[col]
+        b[col], b[piv] = b[piv], b[col]
+        for r in range(n):
+            if r != col and A[r][col] != 0:
+                f = A[r][col] / A[col][col]
+                A[r] = [x - f * y for x, y in zip(A[r], A[col])]
+                b[r] -= f * b[col]
+    return [b[i] / A[i][i] for i in range(n)]
+
+
+@dataclass(frozen=True)
+class LongRun:
+    """Long-run round statistics of a previous-token model, exact."""
+    gamma: int
+    stationary: dict           # {round-start token: probability}
+    laws: dict                 # {round-start token: RoundLaw}
+    mean_count: Fraction       # long-run mean K per round
+    average_alpha: Fraction    # α averaged over checked prefixes, long run
+    iid_count: Fraction        # E[K] at average_alpha
+    position_rates: tuple      # long-run P(accept | checked) at positions 1 … γ
+
+    @property
+    def gap(self) -> Fraction:
+        return self.mean_count - self.iid_count
+
+
+def long_run_stats(target, draft, gamma) -> LongRun:
+    """Exact long-run statistics for models whose next-token rows depend only on the previous
+    token (like :mod:`specdec_core.toy`): each round starts after the last emitted token, so
+    the round-start token is a Markov chain; weight each start's exact round law by its
+    stationary probability."""
+    g = check_gamma(gamma)
+    if g == 0:
+        raise ValueError("gamma must be at least 1 for acceptance statistics")
+    V = len(_exact_rows(target, (), "target"))
+    laws = {s: exact_round_law(target, draft, (s,), g) for s in range(V)}
+    P = [[laws[s].end_token.get(y, Fraction(0)) for y in range(V)] for s in range(V)]
+    pi = _solve_stationary(P)
+    w = dict(enumerate(pi))
+    mean_k = sum((w[s] * laws[s].expected_count for s in range(V)), Fraction(0))
+    checks = sum((w[s] * laws[s].expected_checks for s in range(V)), Fraction(0))
+    avg_a = sum((w[s] * laws[s].alpha_checked_sum for s in range(V)), Fraction(0)) / checks
+    rates = []
+    for i in range(g):
+        c = sum((w[s] * laws[s].checks_by_position[i] for s in range(V)), Fraction(0))
+        a = sum((w[s] * laws[s].accepts_by_position[i] for s in range(V)), Fraction(0))
+        rates.append(a / c if c else None)
+    return LongRun(gamma=g, stationary=w, laws=laws, mean_count=mean_k, average_alpha=avg_a,
+                   iid_count=expected_output_count(avg_a, g), position_rates=tuple(rates))
