@@ -1,0 +1,83 @@
+"""Figures for notebook 01: p, q and the accepted mass min(p, q) per symbol, and simulations.
+
+``draw_*`` functions draw onto a given axes (the widget reuses one figure); ``*_figure``
+functions build a pyplot figure for the static copy shown in the notebook.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..verify import acceptance_probabilities, acceptance_rate, accepted_mass
+from .style import COLORS, HATCHES, new_axes, tag_kind
+
+SYMBOLS = ("A", "B", "C", "D", "E", "F")
+
+
+def _labels(n, symbols):
+    if symbols is None:
+        symbols = SYMBOLS[:n] if n <= len(SYMBOLS) else tuple(str(i) for i in range(n))
+    if len(symbols) != n:
+        raise ValueError(f"symbols must name the {n} symbols, got {len(symbols)} names")
+    return tuple(symbols)
+
+
+def draw_acceptance(ax, p, q, symbols=None):
+    """Grouped bars p, q, min(p, q) with a(x) written above each symbol; α in the title."""
+    acc = np.asarray(accepted_mass(p, q), dtype=np.float64)
+    a = np.asarray(acceptance_probabilities(p, q), dtype=np.float64)
+    alpha = float(acceptance_rate(p, q))
+    pf, qf = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    labels = _labels(len(pf), symbols)
+    x = np.arange(len(pf))
+    w = 0.27
+    ax.bar(x - w, pf, w, label="p (target)", color=COLORS["target"], hatch=HATCHES["target"])
+    ax.bar(x, qf, w, label="q (draft)", color=COLORS["draft"], hatch=HATCHES["draft"],
+           edgecolor="white")
+    ax.bar(x + w, acc, w, label="min(p, q) accepted", color=COLORS["accepted"],
+           hatch=HATCHES["accepted"], edgecolor="white")
+    top = max(float(pf.max()), float(qf.max()), 0.05)
+    for xi, ai, qi in zip(x, a, qf):
+        text = "never\nproposed" if qi == 0 else f"a={ai:.2f}"
+        ax.text(xi, top * 1.04, text, ha="center", va="bottom", fontsize=8)
+    ax.set_ylim(0, top * 1.32)
+    ax.set_xticks(x, labels)
+    ax.set_ylabel("probability")
+    ax.set_title(f"α = Σ min(p, q) = {alpha:.4f}", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left", ncols=3, frameon=False)
+    return ax
+
+
+def draw_message(ax, text):
+    """An empty axes carrying a readable message (used instead of a figure of NaNs)."""
+    ax.set_axis_off()
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=10, wrap=True,
+            transform=ax.transAxes)
+    return ax
+
+
+def acceptance_figure(p, q, symbols=None):
+    """Static figure of :func:`draw_acceptance` (tagged *derived*)."""
+    fig, ax = new_axes(width=6.4, height=3.2)
+    draw_acceptance(ax, p, q, symbols)
+    tag_kind(ax, "derived")
+    return fig
+
+
+def comparison_figure(exact, empirical, *, title, exact_label, empirical_label, symbols=None,
+                      kind="measured"):
+    """Two bars per symbol: an exact law and a simulated frequency (tagged ``kind``)."""
+    ex = np.asarray(exact, dtype=np.float64)
+    em = np.asarray(empirical, dtype=np.float64)
+    labels = _labels(len(ex), symbols)
+    fig, ax = new_axes(width=5.6, height=2.8)
+    x = np.arange(len(ex))
+    ax.bar(x - 0.2, ex, 0.4, label=exact_label, color=COLORS["accepted"], hatch=HATCHES["accepted"],
+           edgecolor="white")
+    ax.bar(x + 0.2, em, 0.4, label=empirical_label, color=COLORS["discarded"])
+    ax.set_xticks(x, labels)
+    ax.set_ylabel("probability")
+    ax.set_ylim(0, max(float(ex.max()), float(em.max())) * 1.3)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="upper right", frameon=False, bbox_to_anchor=(1.0, 0.9))
+    tag_kind(ax, kind)
+    return fig

@@ -1,0 +1,91 @@
+"""Figures for notebook 02: how accepted mass plus the correction rebuilds p, and the
+"wrong corrections" lab (each rule's output law against p).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..verify import CORRECTION_RULES, accepted_mass, output_distribution, \
+    output_distribution_with, total_variation
+from .acceptance import _labels
+from .style import COLORS, HATCHES, new_axes, tag_kind
+
+#: How each correction rule is named on figures and in the lab.
+RULE_LABELS = {
+    "residual": "residual (correct)",
+    "draft": "resample from q",
+    "target": "resample from p",
+    "uniform": "uniform",
+    "unnormalized": "max(p−q, 0), not normalized",
+}
+
+
+def draw_decomposition(ax, p, q, symbols=None, title=None):
+    """Stacked bars: accepted mass min(p, q) plus the correction's share (1 − α)·r, next to p.
+
+    The correction's share is taken as output − accepted, so p = q (no rejection, residual
+    undefined) draws fine: the share is simply 0.
+    """
+    acc = np.asarray(accepted_mass(p, q), dtype=np.float64)
+    out = np.asarray(output_distribution(p, q), dtype=np.float64)
+    pf = np.asarray(p, dtype=np.float64)
+    labels = _labels(len(pf), symbols)
+    x = np.arange(len(pf))
+    ax.bar(x - 0.2, pf, 0.4, color=COLORS["target"], label="p (target)")
+    ax.bar(x + 0.2, acc, 0.4, color=COLORS["accepted"], hatch=HATCHES["accepted"],
+           edgecolor="white", label="accepted min(p, q)")
+    ax.bar(x + 0.2, out - acc, 0.4, bottom=acc, color=COLORS["residual"],
+           hatch=HATCHES["residual"], edgecolor="white", label="(1 − α)·residual")
+    ax.set_xticks(x, labels)
+    ax.set_ylim(0, max(float(pf.max()), float(out.max())) * 1.35)
+    if title:
+        ax.set_title(title, fontsize=9)
+    return ax
+
+
+def decomposition_figure(cases, symbols=None):
+    """One :func:`draw_decomposition` panel per ``(title, p, q)`` case, tagged *derived*."""
+    cases = list(cases)
+    if not cases:
+        raise ValueError("cases is empty: give at least one (title, p, q)")
+    fig, axes = new_axes(len(cases), width=3.3 * len(cases), height=3.0, sharey=True)
+    axes = np.atleast_1d(axes)
+    for ax, (title, p, q) in zip(axes, cases):
+        draw_decomposition(ax, p, q, symbols, title)
+        tag_kind(ax, "derived")
+    axes[0].set_ylabel("probability")
+    axes[0].legend(fontsize=7, loc="upper left", frameon=False)
+    return fig
+
+
+def draw_rule_output(ax, p, q, rule, symbols=None, *, legend=True):
+    """p against the output law under ``rule``; total variation distance in the title."""
+    out = np.asarray(output_distribution_with(p, q, rule), dtype=np.float64)
+    pf = np.asarray(p, dtype=np.float64)
+    tv = float(total_variation(out, pf))
+    labels = _labels(len(pf), symbols)
+    x = np.arange(len(pf))
+    good = tv < 5e-5
+    ax.bar(x - 0.2, pf, 0.4, color=COLORS["target"], label="p (target)")
+    ax.bar(x + 0.2, out, 0.4, color=COLORS["accepted"] if good else COLORS["rejected"],
+           hatch=HATCHES["accepted"] if good else HATCHES["rejected"], edgecolor="white",
+           label="output law")
+    ax.set_xticks(x, labels)
+    ax.set_ylim(0, 1.0)
+    ax.set_title(f"{RULE_LABELS[rule]}\nTV(output, p) = {tv:.4f}  (sum {out.sum():.2f})",
+                 fontsize=8)
+    if legend:
+        ax.legend(fontsize=7, loc="upper right", frameon=False)
+    return ax
+
+
+def rules_figure(p, q, symbols=None, rules=CORRECTION_RULES):
+    """All correction rules side by side at (p, q), tagged *derived*."""
+    rules = tuple(rules)
+    fig, axes = new_axes(len(rules), width=2.3 * len(rules), height=2.9, sharey=True)
+    axes = np.atleast_1d(axes)
+    for i, (ax, rule) in enumerate(zip(axes, rules)):
+        draw_rule_output(ax, p, q, rule, symbols, legend=(i == 0))
+        tag_kind(ax, "derived", where="upper right" if i else "lower left")
+    axes[0].set_ylabel("probability")
+    return fig

@@ -1,0 +1,129 @@
+"""Simulating one position of strict speculative sampling, many times at once (notebook 01 and 02).
+
+Each trial is one proposal x ~ q, one acceptance draw u ~ Uniform[0, 1) (x is kept when
+u < a(x) = min(1, p(x)/q(x))), and — only if x was rejected — one correction drawn from the
+rule's correction distribution. Everything is vectorized over the trials and driven by one
+seeded ``numpy.random.Generator``, so a fixed seed gives the same numbers every time.
+
+The probabilities come from :mod:`specdec_core.verify` (acceptance, correction); this module only
+draws from them. Pure layer: numpy only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .distributions import check_pair
+from .verify import CORRECTION_RULES, acceptance_probabilities, correction_distribution
+
+#: Rules whose correction is a probability distribution, hence can be sampled. ("unnormalized"
+#: is not a distribution: its total is 1 − α, so there is nothing to draw from.)
+SAMPLEABLE_RULES = tuple(r for r in CORRECTION_RULES if r != "unnormalized")
+
+
+def _check_trials(n) -> int:
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer number of trials, got {n!r}")
+    return int(n)
+
+
+def _check_rng(rng) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError("rng must be a numpy.random.Generator, e.g. np.random.default_rng(0), "
+                         f"got {type(rng).__name__}")
+    return rng
+
+
+def draw_categorical(probs, u) -> np.ndarray:
+    """Inverse-CDF draws: symbol indices for uniforms ``u`` in [0, 1) under ``probs`` (shape (V,)).
+
+    A symbol with probability 0 is never returned, and the result is always a valid index.
+    """
+    cdf = np.cumsum(np.asarray(probs, dtype=np.float64))
+    idx = np.searchsorted(cdf, np.asarray(u, dtype=np.float64) * cdf[-1], side="right")
+    return np.minimum(idx, len(cdf) - 1)
+
+
+@dataclass(frozen=True)
+class PositionSimulation:
+    """The draws of ``n`` independent single-position trials (arrays of length n).
+
+    ``proposals``: symbol index proposed by the draft; ``u``: the acceptance draw;
+    ``accepted``: u < a(proposal); ``emitted``: the symbol that finally comes out (the proposal if
+    accepted, otherwise the correction); ``n_symbols``: V.
+    """
+    proposals: np.ndarray
+    u: np.ndarray
+    accepted: np.ndarray
+    emitted: np.ndarray
+    n_symbols: int
+    rule: str
+
+    @property
+    def n(self) -> int:
+        return int(self.proposals.shape[0])
+
+    def acceptance_fraction(self) -> float:
+        """Share of trials whose proposal was accepted (estimates α)."""
+        return float(self.accepted.mean())
+
+    def accepted_frequencies(self) -> np.ndarray:
+        """Per symbol: share of trials in which that symbol was proposed *and* accepted
+        (estimates min(p, q))."""
+        return np.bincount(self.proposals[self.accepted], minlength=self.n_symbols) / self.n
+
+    def proposal_frequencies(self) -> np.ndarray:
+        """Per symbol: share of trials in which it was proposed (estimates q)."""
+        return np.bincount(self.proposals, minlength=self.n_symbols) / self.n
+
+    def output_frequencies(self) -> np.ndarray:
+        """Per symbol: share of trials in which it was emitted (estimates the output law)."""
+        return np.bincount(self.emitted, minlength=self.n_symbols) / self.n
+
+
+def simulate_position(p, q, n, rng, rule: str = "residual") -> PositionSimulation:
+    """Run ``n`` single-position trials of propose → accept/reject → correct.
+
+    Draw order (fixed, so seeds are reproducible): n proposals, then n acceptance uniforms, then
+    one uniform per rejected trial for its correction. ``rule`` picks the correction (see
+    :data:`SAMPLEABLE_RULES`); when nothing is rejected no correction is needed, so p = q works
+    with any rule.
+    """
+    pa, qa, _ = check_pair(p, q)
+    if pa.ndim != 1:
+        raise ValueError(f"p and q must be single distributions of shape (V,), got shape {pa.shape}")
+    if rule not in SAMPLEABLE_RULES:
+        raise ValueError(f"rule must be one of {SAMPLEABLE_RULES} (a distribution to draw from), "
+                         f"got {rule!r}")
+    n = _check_trials(n)
+    rng = _check_rng(rng)
+    accept = np.asarray(acceptance_probabilities(pa, qa), dtype=np.float64)
+    proposals = draw_categorical(qa, rng.random(n))
+    u = rng.random(n)
+    accepted = u < accept[proposals]
+    emitted = proposals.copy()
+    rejected = ~accepted
+    n_rej = int(rejected.sum())
+    if n_rej:
+        corr = np.asarray(correction_distribution(pa, qa, rule), dtype=np.float64)
+        emitted[rejected] = draw_categorical(corr, rng.random(n_rej))
+    return PositionSimulation(proposals, u, accepted, emitted, int(pa.shape[0]), rule)
+
+
+def max_abs_gap(empirical, exact) -> float:
+    """max |empirical − exact| over the symbols, as a float."""
+    e = np.asarray(empirical, dtype=np.float64)
+    x = np.asarray(exact, dtype=np.float64)
+    if e.shape != x.shape:
+        raise ValueError(f"empirical and exact must have the same shape, got {e.shape} and {x.shape}")
+    return float(np.max(np.abs(e - x)))
+
+
+def binomial_standard_errors(probs, n) -> np.ndarray:
+    """sqrt(π(1 − π)/n) per symbol: the sampling noise of a frequency estimating π from n trials."""
+    n = _check_trials(n)
+    pr = np.asarray(probs, dtype=np.float64)
+    if np.isnan(pr).any() or (pr < 0).any() or (pr > 1).any():
+        raise ValueError("probs must hold probabilities in [0, 1]")
+    return np.sqrt(pr * (1 - pr) / n)
