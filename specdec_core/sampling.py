@@ -379,30 +379,79 @@ def verify_batch(target_probs, draft_probs, draft_tokens, rng, *, check_all=Fals
     else:
         all_ok = np.ones(B, dtype=bool)
         n = np.zeros(B, dtype=np.int64)
-    prow = P[rows, n].astype(np.float64)                         # (B, V): one target row each
-    rej = ~all_ok
-    if rej.any():
-        qrow = Q[rows[rej], n[rej]].astype(np.float64)           # one draft row per rejected row
+    # One target row per sequence (row n: the rejected position, or the bonus row γ), gathered
+    # once in the input's float dtype; the residual is formed in place, row by row.
+    dtype = P.dtype if P.dtype.kind == "f" else np.float64
+    W = np.take(P.reshape(B * g1, V), rows * g1 + n, axis=0).astype(dtype, copy=False)
+    if not (W.min() >= 0):  # also False for NaN
+        raise ValueError("target_probs: a row used for the correction or bonus has NaN or negative entries")
+    for b in np.flatnonzero(~all_ok):
+        wb = W[b]
         if correction == "residual":
-            corr = np.maximum(prow[rej] - qrow, 0.0)
-            empty = corr.sum(axis=1) <= 0
-            corr[empty] = prow[rej][empty]
+            np.subtract(wb, Q[b, n[b]], out=wb, casting="unsafe")
+            np.maximum(wb, 0, out=wb)
         elif correction == "draft":
-            corr = qrow
-        elif correction == "target":
-            corr = prow[rej]
-        else:
-            corr = np.ones_like(qrow)
-        prow[rej] = corr
-    if not np.isfinite(prow).all() or (prow < 0).any():
-        raise ValueError("target_probs: a row used for the correction or bonus has NaN, inf or negative entries")
-    cdf = np.cumsum(prow, axis=1)
-    total = cdf[:, -1]
-    if (total <= 0).any():
-        raise ValueError("target_probs: a row used for the bonus sums to 0")
-    if ((np.abs(P[rows[all_ok], n[all_ok]].sum(axis=1) - 1.0)) > SUM_TOL).any():
+            wb[:] = Q[b, n[b]]
+        elif correction == "uniform":
+            wb[:] = 1
+        # "target": keep p
+    blocks = block_sums(W)
+    sums = blocks.sum(axis=1)
+    if not np.isfinite(sums).all():
+        raise ValueError("target_probs/draft_probs: a row used for the correction or bonus has NaN or inf entries")
+    if (np.abs(sums[all_ok] - 1.0) > SUM_TOL).any():
         raise ValueError("target_probs: a bonus row does not sum to 1")
-    draw = rng.random(B) * total
-    nxt = (cdf <= draw[:, None]).sum(axis=1)
-    nxt = np.minimum(nxt, V - 1)
-    return n.astype(np.int64), nxt.astype(np.int64)
+    empty = np.flatnonzero(sums <= 0)
+    if empty.size:  # float rounding only: a residual with no mass means p == q, which cannot reject
+        W[empty] = P[empty, n[empty]]
+        blocks[empty] = block_sums(W[empty])
+    nxt = sample_rows(W, rng.random(B), blocks=blocks)
+    return n.astype(np.int64), nxt
+
+
+BLOCK = 512
+
+
+def block_sums(W, block=BLOCK):
+    """Sums of consecutive blocks of ``block`` columns of a (B, V) array, in float64 (the last
+    block may be shorter)."""
+    B, V = W.shape
+    nb = V // block
+    parts = []
+    if nb:
+        parts.append(W[:, : nb * block].reshape(B, nb, block).sum(axis=2, dtype=np.float64))
+    if nb * block < V:
+        parts.append(W[:, nb * block:].sum(axis=1, keepdims=True, dtype=np.float64))
+    return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+
+
+def sample_rows(weights, u, block=BLOCK, blocks=None):
+    """One draw per row of a (B, V) array of non-negative weights (rows need not be normalized),
+    by inverse CDF with the uniforms ``u`` (B,). Two-level search: cumulative sums of blocks of
+    ``block`` columns pick the block, then a cumulative sum inside that block alone picks the
+    column; a full (B, V) cumsum is never formed. Zero-weight columns are never returned."""
+    W = np.asarray(weights)
+    if W.dtype.kind != "f":
+        W = W.astype(np.float64)
+    B, V = W.shape
+    rows = np.arange(B)
+    sums = block_sums(W, block) if blocks is None else blocks
+    csum = np.cumsum(sums, axis=1)
+    total = csum[:, -1]
+    if (total <= 0).any() or not np.isfinite(total).all():
+        raise ValueError("weights: a row has no positive, finite mass to sample from")
+    t = np.asarray(u, dtype=np.float64) * total
+    k = (csum <= t[:, None]).sum(axis=1)
+    nblocks = sums.shape[1]
+    last_pos_block = nblocks - 1 - np.argmax(sums[:, ::-1] > 0, axis=1)
+    k = np.minimum(k, last_pos_block)
+    k = np.where(sums[rows, k] > 0, k, last_pos_block)
+    before = np.where(k > 0, csum[rows, np.maximum(k - 1, 0)], 0.0)
+    cols = k[:, None] * block + np.arange(block)[None, :]
+    valid = cols < V
+    wb = np.where(valid, W[rows[:, None], np.minimum(cols, V - 1)].astype(np.float64), 0.0)
+    cb = np.cumsum(wb, axis=1)
+    j = (cb <= (t - before)[:, None]).sum(axis=1)
+    last_pos = block - 1 - np.argmax(wb[:, ::-1] > 0, axis=1)
+    j = np.minimum(j, last_pos)
+    return (k * block + j).astype(np.int64)

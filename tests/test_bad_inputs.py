@@ -1,0 +1,74 @@
+"""Bad input gets a clear ValueError naming the argument and the fault. Documented as a table."""
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+import specdec_core as sc
+from specdec_core.toy import toy_draft, toy_target
+
+GOOD = [0.6, 0.3, 0.1]
+EX = [F(3, 5), F(3, 10), F(1, 10)]
+rng = np.random.default_rng(0)
+T, D = toy_target(), toy_draft()
+
+CASES = [
+    # (call, message fragment)
+    (lambda: sc.acceptance_rate([], []), "p is empty"),
+    (lambda: sc.acceptance_rate(GOOD, [0.5, 0.5]), "p and q must have the same shape"),
+    (lambda: sc.acceptance_rate([1.2, -0.2, 0.0], GOOD), "p has a negative entry"),
+    (lambda: sc.acceptance_rate(GOOD, [np.nan, 0.5, 0.5]), "q contains NaN"),
+    (lambda: sc.acceptance_rate(GOOD, [np.inf, 0.5, 0.5]), "q contains an infinite entry"),
+    (lambda: sc.acceptance_rate(GOOD, [0.5, 0.3, 0.1]), "q must sum to 1"),
+    (lambda: sc.acceptance_rate(EX, [F(1, 3), F(1, 3), F(1, 4)]), "q must sum to exactly 1, got 11/12"),
+    (lambda: sc.accepted_mass("abc", GOOD), "p must be a sequence of numbers"),
+    (lambda: sc.accepted_mass(["a", "b"], [0.5, 0.5]), "p must hold numbers only"),
+    (lambda: sc.accepted_mass([True, False], [0.5, 0.5]), "p must hold numbers, not booleans"),
+    (lambda: sc.accepted_mass(0.5, GOOD), "p must be a vector of probabilities"),
+    (lambda: sc.accepted_mass(None, GOOD), "p must be a sequence of numbers"),
+    (lambda: sc.acceptance_probabilities([[0.5, 0.5], [1.0]], [[0.5, 0.5], [1.0]]), "p must be a rectangular array"),
+    (lambda: sc.acceptance_probabilities([1j, 0], [1, 0]), "p must hold real numbers"),
+    (lambda: sc.residual_distribution(GOOD, GOOD), "p equals q"),
+    (lambda: sc.residual_distribution(EX, EX), "residual is undefined"),
+    (lambda: sc.output_count_distribution(1.5, 2), "alpha must be in [0, 1]"),
+    (lambda: sc.output_count_distribution(-0.1, 2), "alpha must be in [0, 1]"),
+    (lambda: sc.output_count_distribution(float("nan"), 2), "alpha is NaN"),
+    (lambda: sc.output_count_distribution("0.5", 2), "alpha must be a number"),
+    (lambda: sc.output_count_distribution(F(6, 5), 2), "alpha must be in [0, 1], got 6/5"),
+    (lambda: sc.expected_output_count(0.5, -1), "gamma must be a non-negative integer"),
+    (lambda: sc.expected_output_count(0.5, 2.0), "gamma must be a non-negative integer"),
+    (lambda: sc.expected_output_count(0.5, True), "gamma must be a non-negative integer"),
+    (lambda: sc.tokens_per_second(1.96, draft_ms=-1, verify_ms=6), "draft_ms must be non-negative"),
+    (lambda: sc.tokens_per_second(1.96, draft_ms=2, verify_ms=float("inf")), "verify_ms must be finite"),
+    (lambda: sc.tokens_per_second(1.96, draft_ms=2, verify_ms=float("nan")), "verify_ms must be finite"),
+    (lambda: sc.tokens_per_second(1.96, draft_ms=2, verify_ms=6, overhead_ms="1"), "overhead_ms must be a number"),
+    (lambda: sc.tokens_per_second(1.96, draft_ms=0, verify_ms=0, overhead_ms=0), "a round that takes no time"),
+    (lambda: sc.tokens_per_second(-1, draft_ms=2, verify_ms=6), "expected_tokens must be non-negative"),
+    (lambda: sc.tokens_per_second(float("nan"), draft_ms=2, verify_ms=6), "expected_tokens must be finite"),
+    (lambda: sc.baseline_tokens_per_second(0), "ms_per_token is 0"),
+    (lambda: sc.speculative_generate(T, D, (), gamma=-1, max_new_tokens=3, rng=rng), "gamma must be a non-negative integer"),
+    (lambda: sc.speculative_generate(T, D, (), gamma=2, max_new_tokens=-3, rng=rng), "max_new_tokens must be a non-negative integer"),
+    (lambda: sc.speculative_generate(T, D, (), gamma=2, max_new_tokens=3, rng=0), "rng must be a numpy.random.Generator"),
+    (lambda: sc.speculative_generate(T, D, "AB", gamma=2, max_new_tokens=3, rng=rng), "prefix must be a sequence of token ids"),
+    (lambda: sc.speculative_generate(T, D, (), gamma=2, max_new_tokens=3, rng=rng, correction="q"), "correction must be one of"),
+    (lambda: sc.speculative_generate(T, lambda pre: [0.5, 0.5], (), gamma=2, max_new_tokens=3, rng=rng), "vocabularies differ"),
+    (lambda: sc.speculative_generate(T, lambda pre: [0.5, 0.6, 0, 0], (), gamma=2, max_new_tokens=3, rng=rng), "draft returned an invalid distribution"),
+    (lambda: sc.autoregressive_generate(lambda pre: [np.nan, 1.0], (), max_new_tokens=2, rng=rng), "target returned an invalid distribution"),
+    (lambda: sc.verify_batch(np.ones((2, 3)), np.ones((2, 2, 3)), np.zeros((2, 2), int), rng), "target_probs must have shape (B, gamma+1, V)"),
+    (lambda: sc.verify_batch(np.full((2, 3, 4), .25), np.full((2, 3, 4), .25), np.zeros((2, 2), int), rng), "draft_probs must have shape (2, 2, 4)"),
+    (lambda: sc.verify_batch(np.full((2, 3, 4), .25), np.full((2, 2, 4), .25), np.zeros((2, 3), int), rng), "draft_tokens must have shape (2, 2)"),
+    (lambda: sc.verify_batch(np.full((2, 3, 4), .25), np.full((2, 2, 4), .25), np.full((2, 2), 4), rng), "draft_tokens must be in [0, 4)"),
+    (lambda: sc.verify_batch(np.full((2, 3, 4), .25), np.full((2, 2, 4), .25), np.zeros((2, 2)), rng), "draft_tokens must be integers"),
+    (lambda: sc.verify_batch(np.full((2, 3, 4), .25), np.zeros((2, 2, 4)), np.zeros((2, 2), int), rng), "a drafted token has q = 0"),
+    (lambda: sc.verify_batch(np.full((2, 3, 4), np.nan), np.full((2, 2, 4), .25), np.zeros((2, 2), int), rng), "NaN"),
+    (lambda: sc.verify_batch(np.full((2, 3, 4), .3), np.full((2, 2, 4), .25), np.zeros((2, 2), int), rng, check_all=True), "target_probs must sum to 1"),
+    (lambda: sc.verify_batch(np.full((2, 3, 4), .25), np.full((2, 2, 4), .25), np.zeros((2, 2), int), np.random), "rng must be a numpy.random.Generator"),
+    (lambda: sc.chi_square_gof([], {0: 1.0}), "samples is empty"),
+]
+
+
+@pytest.mark.parametrize("call,message", CASES, ids=[m for _, m in CASES])
+def test_bad_input_raises_clear_value_error(call, message):
+    with pytest.raises(ValueError) as err:
+        call()
+    assert message in str(err.value)
