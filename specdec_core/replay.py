@@ -1,0 +1,272 @@
+"""Replay recorded rounds step by step: a pure list of what happened, in order, with counters.
+
+A :class:`~specdec_core.sampling.RoundRecord` already holds every number a round used (the
+proposals, their p and q, the uniforms, where it stopped, what it emitted). This module only
+*re-reads* that record in the order the algorithm works, so a stepper widget or a static figure
+can show one step at a time. Nothing here draws a random number or decides anything: each
+step's outcome comes from the record.
+
+Steps of one round with γ proposals x₁…x_γ::
+
+    propose   the draft proposes x₁…x_γ                      (draft proposals += γ)
+    score     the target scores the γ+1 positions together   (target positions += γ+1)
+    accept i  uᵢ < min(1, pᵢ(xᵢ)/qᵢ(xᵢ)): xᵢ is kept           (accepted += 1)
+    reject i  uᵢ ≥ min(1, pᵢ(xᵢ)/qᵢ(xᵢ)): xᵢ is thrown away    (rejected += 1)
+    discard   x_{i+1}…x_γ were never checked, thrown away     (discarded += γ − i)
+    correct   a token drawn from the residual at that prefix  (emitted += accepted + 1)
+    bonus     all γ accepted: a token drawn from p_{γ+1}      (emitted += γ + 1)
+
+The replay of a list of records starts with one ``start`` step (all counters 0); clicking
+"next" n times shows step n. Counters are cumulative over the rounds replayed so far.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+#: Status of a proposal chip at a given step.
+STATUSES = ("hidden", "proposed", "accepted", "rejected", "discarded")
+STEP_KINDS = ("start", "propose", "score", "accept", "reject", "discard", "correct", "bonus")
+
+
+@dataclass(frozen=True)
+class Counters:
+    """Cumulative accounting after a step.
+
+    ``rejected_work`` is the target work that did not become output: the rejected position
+    plus the discarded positions (= ``rejected + discarded``). ``emitted`` counts output tokens
+    and only grows when a round finishes (accepted prefix + 1 correction or bonus).
+    """
+
+    rounds_done: int = 0
+    proposed: int = 0
+    scored: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    discarded: int = 0
+    corrections: int = 0
+    bonus: int = 0
+    emitted: int = 0
+
+    @property
+    def rejected_work(self) -> int:
+        return self.rejected + self.discarded
+
+
+@dataclass(frozen=True)
+class ReplayStep:
+    """One step of the replay. ``round`` is 0-based (−1 only for no records at all).
+
+    ``statuses`` gives each proposal's chip status after this step; ``final`` is the
+    correction/bonus token once drawn (else None). For check steps ``position``, ``token``,
+    ``u``, ``ratio``, ``p_x``, ``q_x`` describe the check; for correct/bonus steps ``row`` is
+    the distribution the token was drawn from (residual at the rejected prefix, or p_{γ+1}),
+    with ``p_row``/``q_row`` the target/draft rows at that prefix (when recorded).
+    """
+
+    index: int
+    round: int
+    kind: str
+    statuses: tuple
+    counters: Counters
+    prefix: tuple = ()
+    proposals: tuple = ()
+    final: int | None = None
+    final_kind: str | None = None
+    position: int | None = None
+    token: int | None = None
+    u: float | None = None
+    ratio: float | None = None
+    p_x: float | None = None
+    q_x: float | None = None
+    row: tuple | None = None
+    p_row: tuple | None = None
+    q_row: tuple | None = None
+    scored: bool = False
+    p_xs: tuple = ()
+    q_xs: tuple = ()
+    ratios: tuple = ()
+    draws: tuple = ()
+    positive_part: tuple | None = None
+
+
+def _row_tuple(rows, i):
+    if rows is None:
+        return None
+    rows = np.asarray(rows, dtype=np.float64)
+    if rows.ndim != 2 or i >= rows.shape[0]:
+        return None
+    return tuple(float(v) for v in rows[i])
+
+
+def correction_row(p_row, q_row, correction: str = "residual"):
+    """The row a correction is drawn from, normalized, as floats (for display).
+
+    Mirrors the sampler's rules: "residual" max(p − q, 0)/Σ, "draft" q, "target" p,
+    "uniform". A residual that sums to 0 (only possible through float rounding) falls back to p,
+    as the sampler does.
+    """
+    p = np.asarray(p_row, dtype=np.float64)
+    q = np.asarray(q_row, dtype=np.float64)
+    if p.shape != q.shape or p.ndim != 1:
+        raise ValueError(f"p_row and q_row must be 1-D of the same length, got {p.shape} and {q.shape}")
+    if correction == "residual":
+        r = np.maximum(p - q, 0.0)
+        if r.sum() <= 0:
+            r = p
+    elif correction == "draft":
+        r = q
+    elif correction == "target":
+        r = p
+    elif correction == "uniform":
+        r = np.ones_like(p)
+    else:
+        raise ValueError(f"correction must be 'residual', 'draft', 'target' or 'uniform', got {correction!r}")
+    return tuple(float(v) for v in r / r.sum())
+
+
+def _check_record(rec, k):
+    for name in ("proposals", "ratios", "draws", "stop", "emitted", "kind"):
+        if not hasattr(rec, name):
+            raise ValueError(f"records[{k}] is not a RoundRecord (no {name!r})")
+    g = len(rec.proposals)
+    checked = g if rec.stop is None else rec.stop + 1
+    if rec.stop is not None and not 0 <= rec.stop < g:
+        raise ValueError(f"records[{k}]: stop={rec.stop} outside 0..{g - 1}")
+    if len(rec.draws) != checked or len(rec.ratios) < checked:
+        raise ValueError(f"records[{k}]: {len(rec.draws)} draws for {checked} checked proposals")
+    if rec.kind not in ("correction", "bonus") or (rec.kind == "bonus") != (rec.stop is None):
+        raise ValueError(f"records[{k}]: kind {rec.kind!r} does not match stop={rec.stop}")
+    acc = g if rec.stop is None else rec.stop
+    if len(rec.emitted) != acc + 1 or tuple(rec.emitted[:acc]) != tuple(rec.proposals[:acc]):
+        raise ValueError(f"records[{k}]: emitted {rec.emitted} is not the accepted prefix + 1 token")
+
+
+def replay_steps(records, *, correction: str = "residual") -> list[ReplayStep]:
+    """The ordered replay of ``records`` (a RoundRecord or a list of them), starting with a
+    ``start`` step. ``correction`` only says which row to *display* for corrections (the
+    sampler's rule); it changes no outcome."""
+    if hasattr(records, "proposals"):
+        records = [records]
+    records = list(records)
+    for k, rec in enumerate(records):
+        _check_record(rec, k)
+    c = Counters()
+    first_prefix = tuple(records[0].prefix) if records else ()
+    steps = [ReplayStep(0, 0 if records else -1, "start", (), c, prefix=first_prefix,
+                        proposals=())]
+
+    def add(**kw):
+        steps.append(ReplayStep(index=len(steps), **kw))
+
+    for k, rec in enumerate(records):
+        g = len(rec.proposals)
+        xs = tuple(int(x) for x in rec.proposals)
+        base = dict(round=k, prefix=tuple(rec.prefix), proposals=xs,
+                    p_xs=tuple(float(v) for v in rec.p_x), q_xs=tuple(float(v) for v in rec.q_x),
+                    ratios=tuple(float(v) for v in rec.ratios))
+        all_draws = tuple(float(v) for v in rec.draws)
+        status = ["proposed"] * g
+        c = replace(c, proposed=c.proposed + g)
+        add(kind="propose", statuses=tuple(status), counters=c, **base)
+        c = replace(c, scored=c.scored + g + 1)
+        add(kind="score", statuses=tuple(status), counters=c, scored=True, **base)
+        checked = g if rec.stop is None else rec.stop + 1
+        for i in range(checked):
+            ok = rec.stop != i
+            status[i] = "accepted" if ok else "rejected"
+            c = replace(c, accepted=c.accepted + ok, rejected=c.rejected + (not ok))
+            add(kind="accept" if ok else "reject", statuses=tuple(status), counters=c, scored=True,
+                position=i, token=xs[i], u=float(rec.draws[i]), ratio=float(rec.ratios[i]),
+                p_x=float(rec.p_x[i]) if len(rec.p_x) > i else None,
+                q_x=float(rec.q_x[i]) if len(rec.q_x) > i else None, draws=all_draws[:i + 1], **base)
+        final = int(rec.emitted[-1])
+        acc = checked if rec.stop is None else rec.stop
+        if rec.stop is not None:
+            n_disc = g - rec.stop - 1
+            if n_disc:
+                for j in range(rec.stop + 1, g):
+                    status[j] = "discarded"
+                c = replace(c, discarded=c.discarded + n_disc)
+                add(kind="discard", statuses=tuple(status), counters=c, scored=True,
+                    position=rec.stop + 1, draws=all_draws, **base)
+            p_row = _row_tuple(rec.p_rows, rec.stop)
+            q_row = _row_tuple(rec.q_rows, rec.stop)
+            row = correction_row(p_row, q_row, correction) if p_row and q_row else None
+            pos = (tuple(float(v) for v in np.maximum(np.subtract(p_row, q_row), 0.0))
+                   if p_row and q_row else None)
+            c = replace(c, corrections=c.corrections + 1, emitted=c.emitted + acc + 1,
+                        rounds_done=c.rounds_done + 1)
+            add(kind="correct", statuses=tuple(status), counters=c, scored=True, final=final,
+                final_kind="correction", position=rec.stop, token=final, row=row,
+                p_row=p_row, q_row=q_row, positive_part=pos, draws=all_draws, **base)
+        else:
+            p_row = _row_tuple(rec.p_rows, g)
+            c = replace(c, bonus=c.bonus + 1, emitted=c.emitted + g + 1,
+                        rounds_done=c.rounds_done + 1)
+            add(kind="bonus", statuses=tuple(status), counters=c, scored=True, final=final,
+                final_kind="bonus", position=g, token=final, row=p_row, p_row=p_row,
+                draws=all_draws, **base)
+    return steps
+
+
+def step_at(steps, n_clicks: int) -> ReplayStep:
+    """The step shown after pressing "next" ``n_clicks`` times from the start (clamped to the
+    last step; negative counts clamp to the start)."""
+    if isinstance(n_clicks, bool) or not isinstance(n_clicks, (int, np.integer)):
+        raise ValueError(f"n_clicks must be an integer, got {n_clicks!r}")
+    if not steps:
+        raise ValueError("steps is empty")
+    return steps[min(max(int(n_clicks), 0), len(steps) - 1)]
+
+
+def format_counters(step: ReplayStep, n_rounds: int) -> str:
+    """The counters line shown under the stepper (plain text, no markup)."""
+    c = step.counters
+    rnd = f"round {step.round + 1} of {n_rounds}" if n_rounds else "no rounds"
+    return (f"{rnd} · draft proposals {c.proposed} · target positions scored {c.scored} · "
+            f"accepted tokens {c.accepted} · rejected target work {c.rejected_work} "
+            f"(rejected {c.rejected} + discarded {c.discarded}) · emitted output {c.emitted}")
+
+
+def _sub(i: int) -> str:
+    return str(i).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
+
+
+def describe_step(step: ReplayStep, symbols=None, digits: int = 3) -> str:
+    """One plain-text sentence saying what this step did."""
+    name = (lambda t: symbols[t]) if symbols else str
+    xs = " ".join(name(x) for x in step.proposals)
+    g = len(step.proposals)
+    if step.kind == "start":
+        return "Before the first round: nothing proposed, nothing emitted. Press next."
+    if step.kind == "propose":
+        if not g:
+            return f"Round {step.round + 1}: only one token is left to make, so the draft proposes nothing."
+        return f"Round {step.round + 1}: the draft proposes {g} token{'s' * (g != 1)}: {xs}."
+    if step.kind == "score":
+        last = f"p{_sub(g + 1)}"
+        return (f"The target scores all {g + 1} positions in one pass: p₁…{last} "
+                f"({last} is only used if every proposal passes).")
+    i = step.position
+    if step.kind in ("accept", "reject"):
+        rel = "<" if step.kind == "accept" else "≥"
+        verdict = "accepted" if step.kind == "accept" else "rejected"
+        return (f"Check {i + 1}: {name(step.token)} has p = {step.p_x:.{digits}f}, q = {step.q_x:.{digits}f}; "
+                f"u = {step.u:.{digits}f} {rel} min(1, p/q) = {step.ratio:.{digits}f}, so {name(step.token)} is {verdict}.")
+    if step.kind == "discard":
+        rest = " ".join(name(x) for x in step.proposals[i:])
+        return f"The proposals after the rejection ({rest}) are discarded unchecked: their prefix is gone."
+    if step.kind == "correct":
+        return (f"Correction: {name(step.final)} is drawn from the residual at the rejected "
+                f"position's prefix; the round emits {step.position + 1} token{'s' * (step.position != 0)}.")
+    return (f"All {g} accepted: a bonus token {name(step.final)} is drawn from p{_sub(g + 1)}; "
+            f"the round emits {g + 1} tokens.")
+
+
+def counters_line(records, n_clicks: int) -> str:
+    """``format_counters`` of the step reached after ``n_clicks`` presses of next."""
+    steps = replay_steps(records)
+    recs = [records] if hasattr(records, "proposals") else list(records)
+    return format_counters(step_at(steps, n_clicks), len(recs))
