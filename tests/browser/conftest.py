@@ -25,11 +25,11 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from labdriver import NOTEBOOKS_SRC, SCREENSHOTS
+
 HERE = Path(__file__).resolve().parent
 CHROMIUM = Path(os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium"))
 REQUIRE = os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1"
-SCREENSHOTS = ROOT / "build" / "screenshots"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--disable-dev-shm-usage"]
@@ -169,7 +169,7 @@ def _stop_server(proc: subprocess.Popen, lab: LabServer) -> None:
 def lab_server(chromium_path, tmp_path_factory) -> LabServer:
     tmp = tmp_path_factory.mktemp("lab")
     root = tmp / "root"
-    shutil.copytree(ROOT / "notebooks", root / "notebooks",
+    shutil.copytree(NOTEBOOKS_SRC, root / "notebooks",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     dirs = {name: tmp / name for name in ("config", "runtime", "ipython", "mpl", "user-settings",
                                           "workspaces", "app-settings")}

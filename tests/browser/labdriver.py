@@ -1,9 +1,15 @@
 """Small helpers that drive JupyterLab through `window.jupyterapp` (expose_app_in_browser)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The notebooks the server serves (a temporary copy is made). Overridable for developing the tests.
+NOTEBOOKS_SRC = Path(os.environ.get("SPECDEC_BROWSER_NOTEBOOKS", ROOT / "notebooks"))
+SCREENSHOTS = ROOT / "build" / "screenshots"
 
 # True once the notebook at `path` is the current widget, its document is loaded and its kernel is
 # connected AND idle. Waiting for the toolbar's "idle" text alone is flaky: Run All can be sent
