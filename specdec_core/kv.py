@@ -1,0 +1,370 @@
+"""The state that speculation costs: KV-cache sizes, speculation's extra positions, budgets.
+
+A decoder keeps, for every layer and every KV head, one key vector and one value vector of
+``head_dim`` numbers per token it has seen. So the cache of one sequence of ``tokens`` tokens is
+
+    bytes = 2 × layers × kv_heads × head_dim × bytes_per_element × tokens        (per sequence)
+
+and ``concurrent sequences`` times that for a batch. Everything here is integer arithmetic on
+bytes (exact); GiB (2**30 bytes) are only for display.
+
+What speculation adds, per sequence and per round (all **derived** from the shapes):
+
+* the draft model's own cache for the same context;
+* γ provisional target positions: verification writes K/V for the γ proposals before knowing
+  which survive;
+* γ provisional draft positions (we count γ; an implementation that never feeds the last
+  proposal back to the draft writes γ − 1, one position less);
+* after verification the rejected positions are rolled back (truncated), but the memory for
+  all γ must be reserved at the peak, so the budget is set by the peak.
+
+The throughput comparison at the end (:func:`compare_configurations`) rests on an **assumed**
+model, stated where it is used: every proposal is accepted independently with probability α,
+and one round costs the same time whatever the batch size (the memory-bound regime), plus
+``draft_cost_ratio`` × γ for the draft steps.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .counts import expected_output_count
+from .distributions import check_gamma, check_probability
+
+#: Bytes per stored number for the dtypes a cache is usually kept in.
+DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
+
+GIB = 2**30
+
+
+# ---------------------------------------------------------------- validation
+
+def _check_positive_int(x, name: str) -> int:
+    """A positive integer (bools, floats — even 2.0 — NaN and non-numbers are refused)."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise ValueError(f"{name} must be a positive integer, got {x!r}")
+    if x <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {x}")
+    return int(x)
+
+
+def _check_nonneg_int(x, name: str) -> int:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise ValueError(f"{name} must be a non-negative integer, got {x!r}")
+    if x < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {x}")
+    return int(x)
+
+
+def check_dtype(dtype) -> int:
+    """Bytes per element for a dtype name ("bf16", "fp8", ...) or a positive integer."""
+    if isinstance(dtype, str):
+        if dtype not in DTYPE_BYTES:
+            raise ValueError(f"dtype must be one of {tuple(DTYPE_BYTES)} or a positive integer, got {dtype!r}")
+        return DTYPE_BYTES[dtype]
+    return _check_positive_int(dtype, "dtype")
+
+
+def check_budget(budget_bytes, name: str = "budget_bytes") -> int:
+    """A memory budget in bytes: a non-negative integer (0 is allowed: nothing fits)."""
+    return _check_nonneg_int(budget_bytes, name)
+
+
+def gib_to_bytes(gib) -> int:
+    """GiB (float or exact) → whole bytes, rounded to the nearest byte. Non-negative, finite."""
+    if isinstance(gib, (bool, np.bool_)) or not isinstance(gib, (numbers.Real, np.floating, np.integer)):
+        raise ValueError(f"gib must be a number of GiB, got {gib!r}")
+    if isinstance(gib, (int, np.integer, Fraction)):
+        val = Fraction(gib)
+    else:
+        if math.isnan(float(gib)) or math.isinf(float(gib)):
+            raise ValueError(f"gib must be finite, got {gib!r}")
+        val = Fraction(float(gib))
+    if val < 0:
+        raise ValueError(f"gib must be non-negative, got {gib!r}")
+    return round(val * GIB)
+
+
+def fmt_gib(n_bytes, digits: int = 2) -> str:
+    """Bytes shown as GiB with a fixed rounding, e.g. ``14.96 GiB``."""
+    return f"{int(n_bytes) / GIB:.{digits}f} GiB"
+
+
+def fmt_bytes(n_bytes) -> str:
+    """Bytes as an integer with thousands separators, e.g. ``1,073,741,824 B``."""
+    return f"{int(n_bytes):,} B"
+
+
+# ---------------------------------------------------------------- shapes and presets
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The published shape of a decoder-only transformer (Llama-style: grouped-query attention,
+    gated MLP with three matrices, RMSNorm weights, optional tied output head).
+
+    The KV cache needs only ``layers``, ``kv_heads`` and ``head_dim``; the other fields give the
+    parameter count (:attr:`parameters`), checked against the published totals in the tests.
+    """
+
+    name: str
+    layers: int
+    kv_heads: int
+    head_dim: int
+    heads: int
+    hidden: int
+    intermediate: int
+    vocab: int
+    tied_embeddings: bool
+    source: str
+
+    def __post_init__(self):
+        for f in ("layers", "kv_heads", "head_dim", "heads", "hidden", "intermediate", "vocab"):
+            _check_positive_int(getattr(self, f), f)
+        if self.heads % self.kv_heads:
+            raise ValueError(f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})")
+
+    @property
+    def parameters(self) -> int:
+        """Parameter count implied by the shape (embeddings, attention, MLP, norms, head)."""
+        h, d = self.hidden, self.head_dim
+        attn = h * self.heads * d * 2 + h * self.kv_heads * d * 2      # q, o and k, v
+        mlp = 3 * h * self.intermediate                                # gate, up, down
+        per_layer = attn + mlp + 2 * h                                 # + two norm weights
+        emb = self.vocab * h
+        return self.layers * per_layer + emb * (1 if self.tied_embeddings else 2) + h
+
+    @property
+    def kv_elements_per_token(self) -> int:
+        """2 × layers × kv_heads × head_dim: numbers stored per token (keys and values)."""
+        return 2 * self.layers * self.kv_heads * self.head_dim
+
+
+PRESETS = {
+    "SmolLM2-135M": ModelShape(
+        "SmolLM2-135M", layers=30, kv_heads=3, head_dim=64, heads=9, hidden=576,
+        intermediate=1536, vocab=49152, tied_embeddings=True,
+        source="HuggingFaceTB/SmolLM2-135M config; the same numbers are in the GGUF of "
+               "notebook 07 (30 layers, width 576, 9 query / 3 KV heads, head dim 64, tied head).",
+    ),
+    "Llama-3.2-1B": ModelShape(
+        "Llama-3.2-1B", layers=16, kv_heads=8, head_dim=64, heads=32, hidden=2048,
+        intermediate=8192, vocab=128256, tied_embeddings=True,
+        source="meta-llama/Llama-3.2-1B config.json (16 layers, 32 query / 8 KV heads, "
+               "head dim 64, tied head); shares the Llama 3 tokenizer, so it can draft for 3.1.",
+    ),
+    "Llama-3.1-8B": ModelShape(
+        "Llama-3.1-8B", layers=32, kv_heads=8, head_dim=128, heads=32, hidden=4096,
+        intermediate=14336, vocab=128256, tied_embeddings=False,
+        source="meta-llama/Llama-3.1-8B config.json (32 layers, 32 query / 8 KV heads, head dim 128).",
+    ),
+    "Llama-3.1-70B": ModelShape(
+        "Llama-3.1-70B", layers=80, kv_heads=8, head_dim=128, heads=64, hidden=8192,
+        intermediate=28672, vocab=128256, tied_embeddings=False,
+        source="meta-llama/Llama-3.1-70B config.json (80 layers, 64 query / 8 KV heads, head dim 128).",
+    ),
+}
+
+
+def get_shape(model) -> ModelShape:
+    """A ModelShape, or the name of a preset."""
+    if isinstance(model, ModelShape):
+        return model
+    if isinstance(model, str) and model in PRESETS:
+        return PRESETS[model]
+    raise ValueError(f"model must be a ModelShape or one of {tuple(PRESETS)}, got {model!r}")
+
+
+# ---------------------------------------------------------------- the formula
+
+def kv_cache_bytes(*, layers, kv_heads, head_dim, bytes_per_element, tokens, sequences=1) -> int:
+    """2 × layers × kv_heads × head_dim × bytes_per_element × tokens × sequences (exact int).
+
+    ``tokens`` may be 0 (an empty cache); every other argument must be a positive integer.
+    """
+    L = _check_positive_int(layers, "layers")
+    H = _check_positive_int(kv_heads, "kv_heads")
+    D = _check_positive_int(head_dim, "head_dim")
+    B = _check_positive_int(bytes_per_element, "bytes_per_element")
+    T = _check_nonneg_int(tokens, "tokens")
+    S = _check_positive_int(sequences, "sequences")
+    return 2 * L * H * D * B * T * S
+
+
+def model_kv_bytes(model, dtype, tokens, sequences=1) -> int:
+    """:func:`kv_cache_bytes` for a preset or ModelShape."""
+    m = get_shape(model)
+    return kv_cache_bytes(layers=m.layers, kv_heads=m.kv_heads, head_dim=m.head_dim,
+                          bytes_per_element=check_dtype(dtype), tokens=tokens, sequences=sequences)
+
+
+def weight_bytes(model, dtype) -> int:
+    """parameters × bytes per element: the weights, *assuming* they are stored in ``dtype``."""
+    return get_shape(model).parameters * check_dtype(dtype)
+
+
+# ---------------------------------------------------------------- speculation's working set
+
+@dataclass(frozen=True)
+class WorkingSet:
+    """The peak memory of one speculative round for ``sequences`` sequences (bytes, exact).
+
+    ``target_cache``/``draft_cache``: the accepted context; ``target_provisional``/
+    ``draft_provisional``: the γ positions per sequence written before verification decides;
+    ``target_weights``/``draft_weights``: 0 unless weights were included.
+    """
+
+    target_cache: int
+    target_provisional: int
+    draft_cache: int
+    draft_provisional: int
+    target_weights: int
+    draft_weights: int
+    budget: int | None = None
+
+    PARTS = ("target_weights", "draft_weights", "target_cache", "target_provisional",
+             "draft_cache", "draft_provisional")
+
+    @property
+    def kv_total(self) -> int:
+        return self.target_cache + self.target_provisional + self.draft_cache + self.draft_provisional
+
+    @property
+    def speculation_extra(self) -> int:
+        """Everything plain decoding of the target alone would not need."""
+        return self.total - self.target_cache - self.target_weights
+
+    @property
+    def total(self) -> int:
+        return sum(getattr(self, p) for p in self.PARTS)
+
+    @property
+    def fits(self) -> bool | None:
+        return None if self.budget is None else self.total <= self.budget
+
+    @property
+    def headroom(self) -> int | None:
+        """budget − total (negative when it does not fit)."""
+        return None if self.budget is None else self.budget - self.total
+
+    def parts(self) -> dict:
+        return {p: getattr(self, p) for p in self.PARTS}
+
+
+def working_set(target, draft, *, dtype, context, sequences, gamma, budget_bytes=None,
+                include_weights=True) -> WorkingSet:
+    """Peak memory of speculative decoding: caches for ``context`` tokens per sequence in both
+    models, plus γ provisional positions in each, plus (optionally) both models' weights.
+
+    γ = 0 means plain decoding: no draft is loaded (no draft cache, no draft weights).
+    """
+    t = get_shape(target)
+    d = get_shape(draft)
+    b = check_dtype(dtype)
+    n = _check_nonneg_int(context, "context")
+    s = _check_positive_int(sequences, "sequences")
+    g = check_gamma(gamma)
+    budget = None if budget_bytes is None else check_budget(budget_bytes)
+    if not isinstance(include_weights, (bool, np.bool_)):
+        raise ValueError(f"include_weights must be True or False, got {include_weights!r}")
+    spec = g > 0
+    return WorkingSet(
+        target_cache=model_kv_bytes(t, b, n, s),
+        target_provisional=model_kv_bytes(t, b, g, s),
+        draft_cache=model_kv_bytes(d, b, n, s) if spec else 0,
+        draft_provisional=model_kv_bytes(d, b, g, s) if spec else 0,
+        target_weights=weight_bytes(t, b) if include_weights else 0,
+        draft_weights=weight_bytes(d, b) if include_weights and spec else 0,
+        budget=budget,
+    )
+
+
+def per_sequence_bytes(target, draft, *, dtype, context, gamma) -> int:
+    """KV bytes one more sequence adds at the peak (target and draft, context + γ each)."""
+    ws = working_set(target, draft, dtype=dtype, context=context, sequences=1, gamma=gamma,
+                     include_weights=False)
+    return ws.kv_total
+
+
+def max_concurrent_sequences(target, draft, *, dtype, context, gamma, budget_bytes,
+                             include_weights=True) -> int:
+    """The most sequences whose peak working set fits in ``budget_bytes`` (0 if none fits)."""
+    budget = check_budget(budget_bytes)
+    fixed = working_set(target, draft, dtype=dtype, context=context, sequences=1, gamma=gamma,
+                        include_weights=include_weights)
+    weights = fixed.target_weights + fixed.draft_weights
+    per_seq = fixed.kv_total
+    if budget < weights:
+        return 0
+    if per_seq == 0:
+        raise ValueError("context and gamma are both 0: a sequence needs no cache, any number fits")
+    return (budget - weights) // per_seq
+
+
+def rollback_positions(alpha, gamma):
+    """Expected target positions rolled back per sequence per round under iid acceptance α:
+    γ − E[accepted] = γ − (E[K] − 1). The peak reservation is still γ. Exact α stays exact."""
+    g = check_gamma(gamma)
+    a = check_probability(alpha, "alpha")
+    accepted = expected_output_count(a, g) - 1
+    return g - accepted
+
+
+# ---------------------------------------------------------------- batch more or speculate deeper?
+
+@dataclass(frozen=True)
+class Configuration:
+    """One way to spend the same memory budget (see :func:`compare_configurations`)."""
+
+    gamma: int
+    sequences: int
+    tokens_per_sequence_round: float   # E[K] under iid α (assumed)
+    tokens_per_round: float            # sequences × E[K]
+    round_cost: float                  # 1 + draft_cost_ratio × γ, in target-step units (assumed)
+    tokens_per_step: float             # tokens_per_round / round_cost
+
+    @property
+    def fits(self) -> bool:
+        return self.sequences > 0
+
+
+def compare_configurations(target, draft, *, dtype, context, budget_bytes, alpha, gammas,
+                           draft_cost_ratio=0.0, include_weights=True) -> list:
+    """For each γ in ``gammas``: the most sequences that fit the budget and the throughput of an
+    **assumed** model — tokens per round = sequences × E[K](α, γ), and a round costs
+    1 + draft_cost_ratio·γ target steps *whatever the batch size* (memory-bound decoding).
+    Real rounds slow down as batches grow, so this favours batching; it is a comparison of
+    memory, not a prediction of speed.
+    """
+    a = check_probability(alpha, "alpha")
+    c = float(draft_cost_ratio) if not isinstance(draft_cost_ratio, (bool, np.bool_)) else None
+    if c is None or not isinstance(draft_cost_ratio, (numbers.Real, np.floating, np.integer)) \
+            or math.isnan(c) or math.isinf(c) or c < 0:
+        raise ValueError(f"draft_cost_ratio must be a finite non-negative number, got {draft_cost_ratio!r}")
+    try:
+        gs = [check_gamma(g, "gammas") for g in gammas]
+    except TypeError:
+        raise ValueError(f"gammas must be a sequence of non-negative integers, got {gammas!r}") from None
+    if not gs:
+        raise ValueError("gammas is empty")
+    out = []
+    for g in gs:
+        s = max_concurrent_sequences(target, draft, dtype=dtype, context=context, gamma=g,
+                                     budget_bytes=budget_bytes, include_weights=include_weights)
+        ek = float(expected_output_count(a, g))
+        cost = 1.0 + c * g
+        out.append(Configuration(gamma=g, sequences=s, tokens_per_sequence_round=ek,
+                                 tokens_per_round=s * ek, round_cost=cost,
+                                 tokens_per_step=s * ek / cost))
+    return out
+
+
+def best_configuration(configs) -> Configuration | None:
+    """The configuration with the most tokens per step (ties: the smaller γ); None if none fits."""
+    fitting = [c for c in configs if c.fits]
+    if not fitting:
+        return None
+    return max(fitting, key=lambda c: (c.tokens_per_step, -c.gamma))

@@ -1,0 +1,113 @@
+"""Figures for notebook 06: the peak working set of speculative decoding against a budget."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..kv import GIB, WorkingSet, compare_configurations, working_set
+from .style import COLORS, new_axes, tag_kind
+
+#: Colour and label of each part of the working set (stacked in this order).
+PART_STYLE = {
+    "target_weights": ("target weights", COLORS["target"], "..."),
+    "draft_weights": ("draft weights", COLORS["draft"], "..."),
+    "target_cache": ("target KV, context", COLORS["accepted"], ""),
+    "target_provisional": ("target KV, γ provisional", COLORS["rejected"], "xx"),
+    "draft_cache": ("draft KV, context", COLORS["residual"], "//"),
+    "draft_provisional": ("draft KV, γ provisional", COLORS["discarded"], "xx"),
+}
+
+
+class BreakdownView:
+    """One stacked horizontal bar (GiB) per part of a :class:`WorkingSet`, and the budget as a
+    dashed vertical line. Built once; :meth:`update` only moves artists (fast widget redraws)."""
+
+    def __init__(self, ax, legend: bool = True):
+        self.ax = ax
+        self.bars = {}
+        for part, (label, color, hatch) in PART_STYLE.items():
+            self.bars[part] = ax.barh([0], [0.0], left=0.0, color=color, hatch=hatch,
+                                      edgecolor="white", label=label, height=0.6)[0]
+        self.budget = ax.axvline(0.0, color=COLORS["ink"], lw=2, ls="--", label="memory budget")
+        ax.set_ylim(-0.6, 0.9)
+        ax.set_yticks([])
+        ax.set_xlabel("GiB at the peak of a round")
+        if legend:
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=3, fontsize=7, frameon=False)
+        self.title = ax.set_title("", fontsize=9)
+        tag_kind(ax, "derived")
+
+    def update(self, ws: WorkingSet, title: str = "") -> None:
+        left = 0.0
+        for part, bar in self.bars.items():
+            v = getattr(ws, part) / GIB
+            bar.set_x(left)
+            bar.set_width(v)
+            left += v
+        right = left
+        if ws.budget is not None:
+            b = ws.budget / GIB
+            self.budget.set_xdata([b, b])
+            self.budget.set_visible(True)
+            right = max(right, b)
+        else:
+            self.budget.set_visible(False)
+        self.ax.set_xlim(0, right * 1.05 if right > 0 else 1.0)
+        self.title.set_text(title)
+
+
+def draw_breakdown(ax, ws: WorkingSet, title: str = "") -> BreakdownView:
+    """Draw ``ws`` on a fresh ``ax`` and return the view (keep it to update later)."""
+    view = BreakdownView(ax)
+    view.update(ws, title)
+    return view
+
+
+def breakdown_figure(ws: WorkingSet, title: str = ""):
+    fig, ax = new_axes(width=6.4, height=2.6)
+    draw_breakdown(ax, ws, title)
+    return fig
+
+
+def concurrency_figure(target, draft, *, dtype, context, gammas, budget_bytes,
+                       max_sequences=64, include_weights=True):
+    """Working set (GiB) against concurrent sequences, one line per γ, and the budget line."""
+    fig, ax = new_axes(width=6.4, height=3.4)
+    s = np.arange(1, max_sequences + 1)
+    for i, g in enumerate(gammas):
+        one = working_set(target, draft, dtype=dtype, context=context, sequences=1, gamma=g,
+                          include_weights=include_weights)
+        fixed = one.target_weights + one.draft_weights
+        y = (fixed + s * one.kv_total) / GIB
+        _ = ax.plot(s, y, lw=1.8, ls=["-", "--", "-.", ":"][i % 4], label=f"γ = {g}")
+    ax.axhline(budget_bytes / GIB, color=COLORS["ink"], lw=2, ls="--", alpha=0.7,
+               label=f"budget {budget_bytes / GIB:.0f} GiB")
+    ax.set_xlabel("concurrent sequences")
+    ax.set_ylabel("peak working set (GiB)")
+    ax.set_title(f"{_name(target)} + draft {_name(draft)}, {dtype}, context {context:,}", fontsize=9)
+    ax.legend(fontsize=8)
+    tag_kind(ax, "derived", "lower right")
+    return fig
+
+
+def configurations_figure(target, draft, *, dtype, context, budget_bytes, alphas, gammas,
+                          draft_cost_ratio=0.0, include_weights=True):
+    """Assumed throughput (tokens per target-step time) of the configuration that fits the
+    budget at each γ, one line per α; γ = 0 is plain decoding with the most sequences."""
+    fig, ax = new_axes(width=6.4, height=3.4)
+    for i, a in enumerate(alphas):
+        cfg = compare_configurations(target, draft, dtype=dtype, context=context,
+                                     budget_bytes=budget_bytes, alpha=a, gammas=gammas,
+                                     draft_cost_ratio=draft_cost_ratio,
+                                     include_weights=include_weights)
+        _ = ax.plot([c.gamma for c in cfg], [c.tokens_per_step for c in cfg], marker="o",
+                    ms=4, ls=["-", "--", "-.", ":"][i % 4], label=f"α = {a}")
+    ax.set_xlabel("γ (sequences = as many as fit the budget)")
+    ax.set_ylabel("tokens per target step")
+    ax.set_title(f"Same budget, batch or speculate (draft cost c = {draft_cost_ratio})", fontsize=9)
+    ax.legend(fontsize=8)
+    tag_kind(ax, "assumed", "lower right")
+    return fig
+
+
+def _name(m):
+    return m if isinstance(m, str) else m.name

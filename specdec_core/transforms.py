@@ -1,0 +1,434 @@
+"""Sampling transforms — temperature, top-k, top-p, greedy — and how they meet verification.
+
+Every transform maps distributions to distributions along the last axis (shape (V,) or
+(..., V)). Floats give float64; exact inputs (Fraction / int / sympy Rational) stay exact where
+the math allows: top-k, top-p and greedy always, temperature when 1/T is a whole number.
+
+**Tie rule (one rule everywhere).** Symbols are ranked by probability, highest first, and
+equal probabilities are ranked by *lower index first*. Greedy picks the first of that ranking
+(``np.argmax``); top-k keeps exactly the first k of it (never more, even when the k-th and
+(k+1)-th are tied); top-p keeps the shortest prefix of it whose mass reaches p. Zero-probability
+symbols are never kept.
+
+**The guarantee.** Strict speculative sampling emits the target's law for the two distributions
+it is *given*: p must be the distribution you want to sample (the transformed target) and q must
+be the distribution the draft *really* sampled its proposal from. :func:`verified_output`
+computes the law of the emitted token when the proposal is drawn from ``sampled`` but the
+verifier is told ``q`` — equal to ``p`` exactly when ``sampled == q``.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from fractions import Fraction
+
+import numpy as np
+
+from .distributions import (SUM_TOL, _is_exact_scalar, check_distribution, is_exact,
+                            to_fraction)
+
+#: Float slack when comparing a running sum with top_p (0.6 + 0.3 is 0.8999999999999999).
+TOP_P_TOL = 1e-12
+
+
+# ---------------------------------------------------------------- helpers
+
+def _dist(p, name="p"):
+    arr = check_distribution(p, name)
+    return arr, arr.dtype == object
+
+
+def _ranking(arr: np.ndarray) -> np.ndarray:
+    """Indices along the last axis, highest probability first, ties by lower index."""
+    if arr.dtype == object:
+        out = np.empty(arr.shape, dtype=np.int64)
+        for idx in np.ndindex(arr.shape[:-1]):
+            row = arr[idx]
+            out[idx] = sorted(range(len(row)), key=lambda i: (-row[i], i))
+        return out
+    return np.argsort(-arr, axis=-1, kind="stable")
+
+
+def _renormalize(kept: np.ndarray) -> np.ndarray:
+    total = kept.sum(axis=-1, keepdims=True)
+    return kept / total
+
+
+def _check_temperature(t, name="temperature"):
+    if isinstance(t, (bool, np.bool_)) or isinstance(t, (str, bytes)) or t is None:
+        raise ValueError(f"{name} must be a non-negative number, got {t!r}")
+    if _is_exact_scalar(t):
+        f = to_fraction(t, name)
+        if f < 0:
+            raise ValueError(f"{name} must be non-negative, got {f}")
+        return f
+    if not isinstance(t, (numbers.Real, np.floating)):
+        raise ValueError(f"{name} must be a non-negative number, got {t!r}")
+    t = float(t)
+    if math.isnan(t):
+        raise ValueError(f"{name} is NaN")
+    if math.isinf(t):
+        raise ValueError(f"{name} must be finite, got {t}")
+    if t < 0:
+        raise ValueError(f"{name} must be non-negative, got {t}")
+    return t
+
+
+# ---------------------------------------------------------------- the transforms
+
+def softmax(logits, temperature=1.0):
+    """Stable softmax of ``logits / temperature`` along the last axis (float64).
+
+    ``-inf`` logits are allowed (masked symbols get probability 0); NaN, ``+inf`` and rows that
+    are all ``-inf`` are errors. ``temperature = 0`` is greedy decoding: one-hot at the argmax
+    (ties: lower index).
+    """
+    if isinstance(logits, (str, bytes)) or logits is None:
+        raise ValueError("logits must be an array of numbers")
+    try:
+        z = np.asarray(logits, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("logits must be a rectangular array of real numbers") from None
+    if z.ndim == 0 or z.shape[-1] == 0:
+        raise ValueError(f"logits must have a non-empty last axis, got shape {z.shape}")
+    if np.isnan(z).any():
+        raise ValueError("logits contains NaN")
+    if np.isposinf(z).any():
+        raise ValueError("logits contains +inf")
+    top = z.max(axis=-1, keepdims=True)
+    if np.isneginf(top).any():
+        raise ValueError("logits has a row where every entry is -inf")
+    t = _check_temperature(temperature)
+    if t == 0:
+        out = np.zeros_like(z)
+        np.put_along_axis(out, np.argmax(z, axis=-1)[..., None], 1.0, axis=-1)
+        return out
+    e = np.exp((z - top) / float(t))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def greedy(p):
+    """One-hot at the most probable symbol (ties: the lower index). Exact stays exact."""
+    arr, exact = _dist(p)
+    first = _ranking(arr)[..., :1]
+    out = np.zeros(arr.shape, dtype=np.float64)
+    np.put_along_axis(out, first, 1.0, axis=-1)
+    if exact:
+        return np.vectorize(lambda v: Fraction(int(v)), otypes=[object])(out)
+    return out
+
+
+def apply_temperature(p, temperature):
+    """p(x)^(1/T) / Σ_y p(y)^(1/T) — the same as softmax(logits / T) when p = softmax(logits).
+
+    * T = 1 returns p unchanged (exact stays exact);
+    * T = 0 is greedy (:func:`greedy`: one-hot, ties to the lower index). Note that the limit
+      T → 0⁺ spreads the mass evenly over *tied* maxima; T = 0 picks one;
+    * exact p with 1/T a whole number (T = 1/2, 1/3, …) gives an exact result; otherwise float64,
+      computed in log space so tiny and huge T stay finite (large T → uniform on the support).
+
+    Zero-probability symbols stay at zero for every T.
+    """
+    arr, exact = _dist(p)
+    t = _check_temperature(temperature)
+    if t == 0:
+        return greedy(arr)
+    if t == 1:
+        return arr.copy()
+    if exact and isinstance(t, Fraction) and (1 / t).denominator == 1:
+        n = int(1 / t)
+        return _renormalize(np.vectorize(lambda v: v**n, otypes=[object])(arr))
+    f = arr.astype(np.float64)
+    with np.errstate(divide="ignore"):
+        logp = np.log(f)
+    z = logp / float(t)
+    top = z.max(axis=-1, keepdims=True)
+    e = np.exp(z - top)            # log 0 = -inf → exp(-inf) = 0: zeros stay zero
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _check_k(k, v):
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    if k < 1:
+        raise ValueError(f"k must be a positive integer, got {k}")
+    return int(k)
+
+
+def top_k(p, k):
+    """Keep the k most probable symbols (tie rule: lower index first — exactly k are kept, or
+    fewer when the support is smaller), zero the rest, renormalize. k ≥ V is the identity."""
+    arr, exact = _dist(p)
+    k = _check_k(k, arr.shape[-1])
+    rank = np.empty(arr.shape, dtype=np.int64)
+    np.put_along_axis(rank, _ranking(arr), np.broadcast_to(np.arange(arr.shape[-1]), arr.shape).copy(), axis=-1)
+    keep = (rank < k) & (arr > 0)
+    kept = np.where(keep, arr, Fraction(0) if exact else 0.0)
+    if exact:
+        kept = kept.astype(object)
+    return _renormalize(kept)
+
+
+def _check_top_p(top_p):
+    if isinstance(top_p, (bool, np.bool_)) or isinstance(top_p, (str, bytes)) or top_p is None:
+        raise ValueError(f"top_p must be a number in (0, 1], got {top_p!r}")
+    if _is_exact_scalar(top_p):
+        f = to_fraction(top_p, "top_p")
+        if not 0 < f <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {f}")
+        return f
+    if not isinstance(top_p, (numbers.Real, np.floating)):
+        raise ValueError(f"top_p must be a number in (0, 1], got {top_p!r}")
+    x = float(top_p)
+    if math.isnan(x):
+        raise ValueError("top_p is NaN")
+    if not 0 < x <= 1:
+        raise ValueError(f"top_p must be in (0, 1], got {x}")
+    return x
+
+
+def top_p(p, top_p):
+    """Nucleus sampling: keep the shortest prefix of the ranking (highest first, ties by lower
+    index) whose total mass is ≥ ``top_p``, zero the rest, renormalize.
+
+    A symbol is kept when the mass ranked *before* it is < top_p, so the most probable symbol is
+    always kept (top_p → 0 gives greedy) and top_p = 1 keeps the whole support. Exact inputs are
+    compared exactly; floats with a slack of 1e-12 (so 0.6 + 0.3 counts as reaching 0.9).
+    """
+    arr, exact = _dist(p)
+    tp = _check_top_p(top_p)
+    order = _ranking(arr)
+    sorted_p = np.take_along_axis(arr, order, axis=-1)
+    before = np.cumsum(sorted_p, axis=-1) - sorted_p
+    if exact:
+        tpe = tp if isinstance(tp, Fraction) else Fraction(tp)
+        keep_sorted = np.vectorize(lambda b: b < tpe, otypes=[bool])(before)
+    else:
+        keep_sorted = before < float(tp) - TOP_P_TOL
+    keep_sorted &= sorted_p > 0
+    keep = np.zeros(arr.shape, dtype=bool)
+    np.put_along_axis(keep, order, keep_sorted, axis=-1)
+    kept = np.where(keep, arr, Fraction(0) if exact else 0.0)
+    if exact:
+        kept = kept.astype(object)
+    return _renormalize(kept)
+
+
+def support_size(p) -> int | np.ndarray:
+    """Number of symbols with positive probability (per row)."""
+    arr, _ = _dist(p)
+    n = (arr > 0).sum(axis=-1)
+    return int(n) if np.ndim(n) == 0 else n
+
+
+# ---------------------------------------------------------------- named transforms
+
+def make_transform(kind: str, value=None):
+    """A one-argument transform by name: ("none"), ("temperature", T), ("top_k", k),
+    ("top_p", p), ("greedy"). Validated now, so a bad value fails here and not later."""
+    if kind == "none":
+        return lambda p: check_distribution(p, "p").copy()
+    if kind == "greedy":
+        return greedy
+    if kind == "temperature":
+        t = _check_temperature(value)
+        return lambda p: apply_temperature(p, t)
+    if kind == "top_k":
+        k = _check_k(value, None)
+        return lambda p: top_k(p, k)
+    if kind == "top_p":
+        tp = _check_top_p(value)
+        return lambda p: top_p(p, tp)
+    raise ValueError(f"kind must be one of ('none', 'temperature', 'top_k', 'top_p', 'greedy'), got {kind!r}")
+
+
+# ---------------------------------------------------------------- verification with transforms
+
+def verified_output(p, q, sampled=None):
+    """Law of the token emitted at one verified position when the proposal is drawn from
+    ``sampled`` but the verifier is told the draft distribution ``q`` (and the target ``p``):
+
+        out(x) = sampled(x)·min(1, p(x)/q(x)) + (1 − Σ_y sampled(y)·min(1, p(y)/q(y)))·r(x),
+        r = max(p − q, 0) / Σ max(p − q, 0).
+
+    ``sampled=None`` means ``sampled = q`` (the honest case): then out = p exactly. A symbol the
+    draft can sample but that ``q`` gives probability 0 is an error (the verifier would divide
+    by zero; :func:`specdec_core.speculative_generate` refuses it too).
+    """
+    exact = is_exact(p) and is_exact(q) and (sampled is None or is_exact(sampled))
+    pa = check_distribution(p, "p", exact=exact)
+    qa = check_distribution(q, "q", exact=exact)
+    sa = qa if sampled is None else check_distribution(sampled, "sampled", exact=exact)
+    if not pa.shape == qa.shape == sa.shape:
+        raise ValueError(f"p, q and sampled must have the same shape, got {pa.shape}, {qa.shape}, {sa.shape}")
+    if ((sa > 0) & (qa == 0)).any():
+        raise ValueError("sampled puts mass on a symbol where q = 0: the verifier could not "
+                         "compute p/q for a proposal the draft can make")
+    if exact:
+        ratio = np.vectorize(lambda pv, qv: Fraction(1) if qv == 0 else min(Fraction(1), pv / qv),
+                             otypes=[object])(pa, qa)
+        pos = np.vectorize(lambda d: d if d > 0 else Fraction(0), otypes=[object])(pa - qa)
+    else:
+        ratio = np.ones_like(pa)
+        np.divide(pa, qa, out=ratio, where=qa > 0)
+        ratio = np.minimum(ratio, 1.0)
+        pos = np.maximum(pa - qa, 0.0)
+    acc = sa * ratio
+    rejected = 1 - acc.sum(axis=-1, keepdims=True)
+    total = pos.sum(axis=-1, keepdims=True)
+    if exact:
+        out = acc.copy()
+        for idx in np.ndindex(pa.shape[:-1]):
+            rj, tt = rejected[idx][0], total[idx][0]
+            if rj != 0:
+                out[idx] = acc[idx] + rj * pos[idx] / tt
+        return out
+    safe = np.where(total > 0, total, 1.0)
+    return acc + np.maximum(rejected, 0.0) * pos / safe
+
+
+def one_position_acceptance(p, q, sampled=None):
+    """Σ_x sampled(x)·min(1, p(x)/q(x)): how often the proposal is accepted (α when honest)."""
+    out = verified_output(p, q, sampled)   # validates
+    exact = out.dtype == object
+    pa = check_distribution(p, "p", exact=exact)
+    qa = check_distribution(q, "q", exact=exact)
+    sa = qa if sampled is None else check_distribution(sampled, "sampled", exact=exact)
+    if exact:
+        ratio = np.vectorize(lambda pv, qv: Fraction(1) if qv == 0 else min(Fraction(1), pv / qv),
+                             otypes=[object])(pa, qa)
+    else:
+        ratio = np.ones_like(pa)
+        np.divide(pa, qa, out=ratio, where=qa > 0)
+        ratio = np.minimum(ratio, 1.0)
+    return (sa * ratio).sum(axis=-1)
+
+
+#: The setups notebook 08 compares. For each: which transform the target's p gets, which the
+#: draft *samples* with, which q it *reports*, and whether the intended law is kept.
+SETUPS = {
+    "correct": "same transform on both sides; q is what the draft sampled",
+    "greedy_draft": "draft decodes greedily, but its (transformed) softmax is reported as q",
+    "draft_only": "transform applied to the draft only; the target verifies with its raw p",
+    "target_only": "transform applied to the target only; the draft samples raw q and reports it",
+    "unreported": "draft samples from its transformed q but reports the raw softmax as q",
+}
+
+
+def setup_distributions(setup: str, p_raw, q_raw, transform):
+    """(p used by the verifier, q reported, q actually sampled, intended law) for a setup.
+
+    ``transform`` is a one-argument function (see :func:`make_transform`); the intended law is
+    always ``transform(p_raw)``, the target as the user asked to sample it.
+    """
+    if setup not in SETUPS:
+        raise ValueError(f"setup must be one of {tuple(SETUPS)}, got {setup!r}")
+    if not callable(transform):
+        raise ValueError("transform must be a callable taking a distribution")
+    pr, qr, _ = _pair(p_raw, q_raw)
+    pt, qt = transform(pr), transform(qr)
+    if setup == "correct":
+        return pt, qt, qt, pt
+    if setup == "greedy_draft":
+        return pt, qt, greedy(qr), pt
+    if setup == "draft_only":
+        return pr, qt, qt, pt
+    if setup == "target_only":
+        return pt, qr, qr, pt
+    return pt, qr, qt, pt  # unreported
+
+
+def _pair(p, q):
+    from .distributions import check_pair
+
+    return check_pair(p, q, ("p_raw", "q_raw"))
+
+
+def setup_output(setup: str, p_raw, q_raw, transform):
+    """(output law at a verified position, intended law) for a setup — see :data:`SETUPS`."""
+    p_used, q_rep, q_smp, intended = setup_distributions(setup, p_raw, q_raw, transform)
+    return verified_output(p_used, q_rep, q_smp), intended
+
+
+# ---------------------------------------------------------------- model wrappers
+
+class TransformedModel:
+    """``fn(model(prefix))`` as a model for the samplers (rows cached per prefix).
+
+    ``.exact(prefix)`` is offered when the base model has it; it applies ``fn`` to the exact row
+    (so :func:`specdec_core.toy.sequence_law` gives an exact law when ``fn`` keeps exactness).
+    """
+
+    def __init__(self, model, fn, name=None):
+        if not callable(model) or not callable(fn):
+            raise ValueError("model and fn must both be callable")
+        self.model, self.fn = model, fn
+        self.name = name or f"{getattr(model, 'name', 'model')}∘transform"
+        self.vocab_size = getattr(model, "vocab_size", None)
+        self._cache = {}
+        if hasattr(model, "exact"):
+            self.exact = self._exact
+
+    def __call__(self, prefix):
+        key = tuple(prefix)
+        row = self._cache.get(key)
+        if row is None:
+            row = np.asarray(self.fn(np.asarray(self.model(key), dtype=np.float64)), dtype=np.float64)
+            self._cache[key] = row
+        return row.copy()
+
+    def _exact(self, prefix):
+        return self.fn(self.model.exact(tuple(prefix)))
+
+    def __repr__(self):
+        return f"TransformedModel({self.name!r})"
+
+
+def transformed(model, fn, name=None) -> TransformedModel:
+    """Wrap a model (prefix → probabilities) so it returns ``fn`` of its output."""
+    return TransformedModel(model, fn, name)
+
+
+class MisreportingDraft:
+    """A draft that samples its proposals from ``sampler(prefix)`` but hands the verifier
+    ``reported(prefix)`` as q — the shape of every "q is not what was sampled" bug. With
+    ``sampler is reported`` it is an honest draft. Works with ``speculative_generate`` through
+    the ``propose(prefix, gamma, rng)`` fast path."""
+
+    def __init__(self, sampler, reported, name="misreporting draft"):
+        if not callable(sampler) or not callable(reported):
+            raise ValueError("sampler and reported must both be callable")
+        self.sampler, self.reported, self.name = sampler, reported, name
+
+    def __call__(self, prefix):
+        return np.asarray(self.reported(tuple(prefix)), dtype=np.float64)
+
+    def propose(self, prefix, gamma, rng):
+        toks, rows = [], []
+        ctx = tuple(prefix)
+        for _ in range(gamma):
+            s = np.asarray(self.sampler(ctx), dtype=np.float64)
+            c = np.cumsum(s)
+            x = int(np.searchsorted(c, rng.random() * c[-1], side="right"))
+            x = min(x, int(np.flatnonzero(s)[-1]))
+            toks.append(x)
+            rows.append(np.asarray(self.reported(ctx), dtype=np.float64))
+            ctx = ctx + (x,)
+        return tuple(toks), np.stack(rows)
+
+
+def setup_models(setup: str, target, draft, fn):
+    """(target model, draft model, intended model) for a setup on whole sequences, ready for
+    :func:`specdec_core.speculative_generate`; the intended model is ``fn`` applied to the target."""
+    if setup not in SETUPS:
+        raise ValueError(f"setup must be one of {tuple(SETUPS)}, got {setup!r}")
+    tt, dt = transformed(target, fn, "target∘f"), transformed(draft, fn, "draft∘f")
+    if setup == "correct":
+        return tt, dt, tt
+    if setup == "greedy_draft":
+        return tt, MisreportingDraft(transformed(draft, greedy, "greedy draft"), dt), tt
+    if setup == "draft_only":
+        return target, dt, tt
+    if setup == "target_only":
+        return tt, draft, tt
+    return tt, MisreportingDraft(dt, draft), tt
