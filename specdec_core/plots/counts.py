@@ -1,0 +1,111 @@
+"""Figures for notebook 04: the K distribution, E[K] against γ, and measured vs iid K.
+
+Builders draw into a given Axes and return the artists a widget updates in place; the
+``*_figure`` functions make the static fallback figures at given values.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..counts import expected_count_curve, expected_output_count, output_count_distribution
+from .style import COLORS, new_axes, tag_kind
+
+#: α values for the diminishing-returns curves.
+DEFAULT_ALPHAS = (0.5, 0.6, 0.8, 0.9, 0.95)
+
+
+def _bar_colors(gamma, n):
+    return [COLORS["bonus"] if k == gamma + 1 else COLORS["residual"] for k in range(1, n + 1)]
+
+
+class CountBars:
+    """P(K = k) bars for γ up to ``max_gamma``, updated in place (no new artists per update)."""
+
+    def __init__(self, ax, max_gamma: int = 16):
+        self.ax, self.max_gamma = ax, max_gamma
+        ks = np.arange(1, max_gamma + 2)
+        self.bars = ax.bar(ks, np.zeros(len(ks)), color=COLORS["accepted"], edgecolor="black",
+                           linewidth=0.6)
+        self.mean_line = ax.axvline(1, color=COLORS["ink"], linestyle="--", linewidth=1.2)
+        self.mean_text = ax.text(1, 1.02, "", ha="left", va="bottom", fontsize=9)
+        ax.set_xlabel("K = tokens emitted by one round")
+        ax.set_ylabel("P(K = k)")
+        ax.set_ylim(0, 1.12)
+        from matplotlib.patches import Patch
+        ax.legend(handles=[Patch(color=COLORS["residual"], label="ends with a correction"),
+                           Patch(color=COLORS["bonus"], label="all accepted + bonus")],
+                  fontsize=8, loc="upper left")
+        tag_kind(ax, "derived")
+
+    def update(self, alpha, gamma):
+        pmf = np.asarray(output_count_distribution(float(alpha), int(gamma)), dtype=float)
+        ek = float(expected_output_count(float(alpha), int(gamma)))
+        colors = _bar_colors(gamma, len(self.bars))
+        for k, bar in enumerate(self.bars):
+            h = pmf[k] if k < len(pmf) else 0.0
+            bar.set_height(h)
+            bar.set_visible(k < len(pmf))
+            bar.set_facecolor(colors[k])
+        self.mean_line.set_xdata([ek, ek])
+        self.mean_text.set_position((ek + 0.05, 0.98))
+        self.mean_text.set_text(f"E[K] = {ek:.2f}")
+        self.ax.set_xlim(0.4, gamma + 1.6)
+        step = max(1, (gamma + 1) // 8)
+        self.ax.set_xticks(range(1, gamma + 2, step))
+        self.ax.set_title(f"γ = {gamma}: K is 1 … {gamma + 1}", fontsize=10)
+
+
+def plot_expected_count_vs_gamma(ax, alphas=DEFAULT_ALPHAS, max_gamma: int = 12):
+    """E[K] against γ for several α, with each curve's ceiling 1/(1 − α) dotted."""
+    gs = np.arange(max_gamma + 1)
+    cmap = [COLORS[k] for k in ("rejected", "draft", "accepted", "target", "residual", "bonus")]
+    lines, top = [], 1.0
+    curves = [[float(v) for v in expected_count_curve(float(a), max_gamma)] for a in alphas]
+    top = max(max(ys) for ys in curves) * 1.1
+    for i, (a, ys) in enumerate(zip(alphas, curves)):
+        (ln,) = ax.plot(gs, ys, marker="o", markersize=3, color=cmap[i % len(cmap)], label=f"α = {a:g}")
+        lines.append(ln)
+        if a < 1 and 1 / (1 - a) <= top:
+            ax.axhline(1 / (1 - a), color=cmap[i % len(cmap)], linestyle=":", linewidth=0.9)
+    ax.set_ylim(0.8, top)
+    ax.set_xlabel("γ (proposals per round)")
+    ax.set_ylabel("E[K] tokens per round")
+    ax.legend(fontsize=8, loc="upper left")
+    tag_kind(ax, "derived", where="lower right")
+    return lines
+
+
+def count_distribution_figure(alpha=0.6, gamma=2, max_gamma: int = 16):
+    """Static fallback of the widget: K distribution (left) and E[K] against γ (right)."""
+    fig, (ax1, ax2) = new_axes(2, width=9.5, height=3.4)
+    bars = CountBars(ax1, max_gamma=max(max_gamma, gamma))
+    bars.update(alpha, gamma)
+    plot_expected_count_vs_gamma(ax2, DEFAULT_ALPHAS, 12)
+    return fig
+
+
+def expected_count_figure(alphas=DEFAULT_ALPHAS, max_gamma: int = 12):
+    fig, ax = new_axes(1, width=6.4, height=3.4)
+    plot_expected_count_vs_gamma(ax, alphas, max_gamma)
+    ax.set_title("Diminishing returns: each extra proposal adds only α^γ", fontsize=10)
+    return fig
+
+
+def measured_vs_iid_figure(k_counts, iid_pmf, *, title=""):
+    """Measured K frequencies (from simulated rounds) next to the iid prediction."""
+    counts = np.asarray(k_counts, dtype=float)
+    freq = counts / counts.sum()
+    pmf = np.asarray(iid_pmf, dtype=float)
+    ks = np.arange(1, len(freq) + 1)
+    fig, ax = new_axes(1, width=6.4, height=3.2)
+    ax.bar(ks - 0.2, freq, width=0.4, color=COLORS["target"], label="simulated rounds (toy language)")
+    ax.bar(ks + 0.2, pmf, width=0.4, color=COLORS["draft"], hatch="//", edgecolor="black",
+           linewidth=0.5, label="iid prediction at the average α")
+    ax.set_xticks(ks)
+    ax.set_xlabel("K = tokens emitted by one round")
+    ax.set_ylabel("share of rounds")
+    ax.legend(fontsize=8, loc="upper left")
+    if title:
+        ax.set_title(title, fontsize=10)
+    tag_kind(ax, "measured")
+    return fig
