@@ -48,6 +48,12 @@ class LawExperiment:
         """How many sampled sequences have probability 0 under the target's law."""
         return sum(c for k, c in self.counts.items() if k not in self.law)
 
+    def total_variation(self) -> Fraction:
+        """½ Σ |frequency − exact probability| over all sequences seen or possible (exact)."""
+        keys = set(self.law) | set(self.counts)
+        return sum((abs(Fraction(self.counts.get(k, 0), self.n) - Fraction(self.law.get(k, 0)))
+                    for k in keys), Fraction(0)) / 2
+
     def empirical(self) -> dict:
         """Observed frequencies {sequence: Fraction(count, n)} (exact ratios of counts)."""
         return {k: Fraction(v, self.n) for k, v in self.counts.items()}

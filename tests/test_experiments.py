@@ -88,3 +88,11 @@ def test_bad_inputs(kw, match):
 def test_same_seed_texts_bad_inputs():
     with pytest.raises(ValueError, match="n_tokens"):
         same_seed_texts(0, n_tokens=0)
+
+
+def test_total_variation_exact():
+    e = law_experiment("autoregressive", n=40, seed=0, length=1)
+    from fractions import Fraction
+    expected = sum(abs(Fraction(e.counts.get(k, 0), 40) - Fraction(e.law.get(k, 0)))
+                   for k in set(e.law) | set(e.counts)) / 2
+    assert e.total_variation() == expected and 0 <= e.total_variation() <= 1
