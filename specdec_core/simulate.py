@@ -98,7 +98,8 @@ def simulate_position(p, q, n, rng, rule: str = "residual") -> PositionSimulatio
                          f"got {rule!r}")
     n = _check_trials(n)
     rng = _check_rng(rng)
-    accept = np.asarray(acceptance_probabilities(pa, qa), dtype=np.float64)
+    with np.errstate(over="ignore"):  # p/q overflows for subnormal q: min(1, inf) = 1 is right
+        accept = np.asarray(acceptance_probabilities(pa, qa), dtype=np.float64)
     proposals = draw_categorical(qa, rng.random(n))
     u = rng.random(n)
     accepted = u < accept[proposals]
@@ -127,3 +128,20 @@ def binomial_standard_errors(probs, n) -> np.ndarray:
     if np.isnan(pr).any() or (pr < 0).any() or (pr > 1).any():
         raise ValueError("probs must hold probabilities in [0, 1]")
     return np.sqrt(pr * (1 - pr) / n)
+
+
+def z_scores(empirical, exact, n) -> np.ndarray:
+    """(empirical − exact) / standard error per symbol, rounded to 1 decimal for printing.
+
+    Where the standard error is 0 (exact probability 0 or 1) the frequency cannot vary: the
+    score is 0 if it matches and ±inf if it does not. ``-0.0`` is returned as ``0.0``.
+    """
+    e = np.asarray(empirical, dtype=np.float64)
+    x = np.asarray(exact, dtype=np.float64)
+    if e.shape != x.shape:
+        raise ValueError(f"empirical and exact must have the same shape, got {e.shape} and {x.shape}")
+    se = binomial_standard_errors(x, n)
+    gap = e - x
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, gap / np.where(se > 0, se, 1.0), np.where(gap == 0, 0.0, np.sign(gap) * np.inf))
+    return np.round(z, 1) + 0.0

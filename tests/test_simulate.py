@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from specdec_core import WORKED, accepted_mass, acceptance_rate, output_distribution_with
 from specdec_core.lawcheck import chi_square_gof
-from specdec_core.simulate import (SAMPLEABLE_RULES, binomial_standard_errors, draw_categorical,
+from specdec_core.simulate import (SAMPLEABLE_RULES, binomial_standard_errors, draw_categorical, z_scores,
                                    max_abs_gap, simulate_position)
 from strategies import float_pair
 
@@ -128,3 +128,12 @@ def test_bad_inputs(kwargs, match):
 def test_helper_bad_inputs(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_z_scores():
+    z = z_scores([0.2, 0.5, 0.0, 1.0], [0.2, 0.4, 0.0, 0.9], 100)
+    assert z.tolist() == [0.0, 2.0, 0.0, 3.3]
+    assert str(f"{z_scores([0.19999], [0.2], 100)[0]:+.1f}") == "+0.0"
+    assert z_scores([0.1], [0.0], 10)[0] == np.inf
+    with pytest.raises(ValueError, match="same shape"):
+        z_scores([0.1], [0.1, 0.2], 10)
