@@ -164,7 +164,7 @@ def law_comparison_figure(law: dict, samples: dict, symbols=SYMBOLS, *, kind: st
     fig, ax = plt.subplots(figsize=(11, 3.4), layout="constrained")
     ax.bar(x - 0.4 + wdt / 2, [float(law.get(k, 0)) for k in keys], wdt, color=COLORS["target"],
            ec="black", label="exact target law (derived)")
-    palette = [(COLORS["accepted"], HATCHES["accepted"]), (COLORS["bonus"], "//"),
+    palette = [(COLORS["accepted"], HATCHES["accepted"]), (COLORS["highlight"], "//"),
                (COLORS["rejected"], HATCHES["rejected"]), (COLORS["draft"], "\\\\")]
     for j, (label, counts) in enumerate(samples.items()):
         n = sum(counts.values())

@@ -1,7 +1,7 @@
 """The round stepper of notebook 03: replay recorded rounds one step at a time.
 
 The widget only *displays* :func:`specdec_core.replay.replay_steps`; it never draws a random
-number or decides an acceptance. Controls: "◀ back", "next ▶", "⏭ round" (to the start of the
+number or decides an acceptance. Controls: "◀ back", "next ▶", "round ▶▶" (to the start of the
 next round), "reset" and a step slider; every control just moves the slider, whose
 ``observe(..., names="value")`` redraws two HTML widgets (the round view and the counters).
 
@@ -175,7 +175,7 @@ def round_stepper(records, *, symbols=SYMBOLS, correction: str = "residual") -> 
     slider.add_class("specdec-step-slider")
     back = w.Button(description="◀ back", tooltip="previous step")
     nxt = w.Button(description="next ▶", tooltip="next step", button_style="primary")
-    rnd = w.Button(description="⏭ round", tooltip="jump to the start of the next round")
+    rnd = w.Button(description="round ▶▶", tooltip="jump to the start of the next round")
     reset = w.Button(description="reset ⟲", tooltip="back to the start")
     for b, cls in ((back, "back"), (nxt, "next"), (rnd, "round"), (reset, "reset")):
         b.add_class(f"specdec-step-{cls}")
