@@ -78,7 +78,7 @@ def kv_calculator(**overrides) -> w.VBox:
         "target": w.Dropdown(options=list(PRESETS), value=v["target"], description="target model", style=style, layout=lay),
         "draft": w.Dropdown(options=list(PRESETS), value=v["draft"], description="draft model", style=style, layout=lay),
         "dtype": w.Dropdown(options=list(DTYPE_BYTES), value=v["dtype"], description="cache & weight dtype", style=style, layout=lay),
-        "context": w.IntSlider(value=v["context"], min=0, max=131072, step=256, description="context (tokens)", style=style, layout=lay),
+        "context": w.IntSlider(value=v["context"], min=256, max=131072, step=256, description="context (tokens)", style=style, layout=lay),
         "sequences": w.IntSlider(value=v["sequences"], min=1, max=256, description="concurrent sequences", style=style, layout=lay),
         "gamma": w.IntSlider(value=v["gamma"], min=0, max=16, description="γ (proposals)", style=style, layout=lay),
         "budget_gib": w.FloatSlider(value=v["budget_gib"], min=0.0, max=320.0, step=1.0, description="memory budget (GiB)", style=style, layout=lay),
