@@ -1,0 +1,188 @@
+"""Plugging the numpy Llama into :mod:`specdec_core.sampling`.
+
+* :class:`CachedTarget` is a *stateful* target: ``target(prefix)`` and
+  ``target.score(prefix, continuation)``. It keeps one KV cache keyed on the tokens it has
+  seen; each call reuses the longest common prefix, rolls back the rest (rejected
+  proposals) and scores only the new positions, all in one forward call. In a speculative
+  round that is exactly γ+1 new positions: the previous round's correction/bonus token plus
+  the γ proposals.
+* :class:`PromptLookupDraft` proposes the continuation of the latest earlier occurrence of the
+  last n tokens (q one-hot); :class:`LayerSkipDraft` runs the first k layers of the same model.
+
+Every call is timed (``perf_counter``) into ``.log``, so a benchmark can split a run into
+draft, verification and overhead time without touching the sampler.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .model import KVCache, Llama
+
+
+def probs_from_logits(logits, temperature: float) -> np.ndarray:
+    """Rows of float64 probabilities. temperature 0 = greedy: a one-hot row at the argmax
+    (so strict verification against a one-hot target is exact-match greedy decoding)."""
+    z = np.atleast_2d(np.asarray(logits))
+    if temperature < 0 or not np.isfinite(temperature):
+        raise ValueError(f"temperature must be finite and >= 0, got {temperature}")
+    if temperature == 0:
+        out = np.zeros(z.shape, np.float64)
+        out[np.arange(z.shape[0]), np.argmax(z, axis=1)] = 1.0
+        return out
+    z = z.astype(np.float64) / temperature
+    z -= z.max(axis=1, keepdims=True)
+    np.exp(z, out=z)
+    z /= z.sum(axis=1, keepdims=True)
+    return z
+
+
+def _sample(row, u):
+    c = np.cumsum(row)
+    i = int(np.searchsorted(c, u * c[-1], side="right"))
+    return min(i, int(np.flatnonzero(row)[-1]))
+
+
+class CallLog:
+    """(what, new_positions, rows, seconds) per model call."""
+
+    def __init__(self):
+        self.calls = []
+
+    def add(self, what, new, rows, seconds):
+        self.calls.append((what, new, rows, seconds))
+
+    def clear(self):
+        self.calls.clear()
+
+    def seconds(self, what=None):
+        return sum(c[3] for c in self.calls if what is None or c[0] == what)
+
+    def count(self, what=None):
+        return sum(1 for c in self.calls if what is None or c[0] == what)
+
+
+class CachedTarget:
+    """The target model p as a sampling.py model: callable and ``.score``."""
+
+    def __init__(self, model: Llama, temperature: float = 1.0, log: CallLog | None = None):
+        self.model = model
+        self.temperature = float(temperature)
+        self.cache: KVCache = model.new_cache()
+        self.log = log if log is not None else CallLog()
+
+    def reset(self):
+        self.cache.rollback(0)
+
+    def logits(self, prefix, continuation=()):
+        """(len(continuation)+1, V) float32 logits after prefix, prefix+c₁, …, in one call."""
+        full = list(prefix) + list(continuation)
+        P = len(prefix)
+        if P == 0:
+            raise ValueError("prefix must hold at least one token")
+        t = time.perf_counter()
+        c = self.cache.common_prefix(full)
+        self.cache.rollback(c)
+        new = full[c:]
+        self.model.forward(new, self.cache)
+        out = self.model.logits(self.cache.hidden[P - 1:len(full)])
+        self.log.add("target", len(new), len(full) - P + 1, time.perf_counter() - t)
+        return out
+
+    def score(self, prefix, continuation):
+        return probs_from_logits(self.logits(prefix, continuation), self.temperature)
+
+    def __call__(self, prefix):
+        return self.score(prefix, ())[0]
+
+
+class PromptLookupDraft:
+    """Prompt lookup: find the latest earlier occurrence of the last n tokens (n from
+    ``n_max`` down to ``n_min``) in prompt + output and propose what followed it. q is
+    one-hot, so strict verification accepts x with probability p(x) and, on rejection,
+    draws from p with x removed (renormalized).
+
+    ``propose`` always returns γ tokens (sampling.py's protocol): when the match runs out it
+    looks up again in the extended context; with no match at all it repeats the last token.
+    :meth:`available` tells how many tokens a genuine match offers (for variable γ).
+    """
+
+    def __init__(self, vocab_size: int, n_max: int = 3, n_min: int = 1, log: CallLog | None = None):
+        self.V = int(vocab_size)
+        self.n_max, self.n_min = int(n_max), int(n_min)
+        self.log = log if log is not None else CallLog()
+
+    def _lookup(self, ctx, limit):
+        L = len(ctx)
+        for n in range(min(self.n_max, L - 1), self.n_min - 1, -1):
+            key = ctx[L - n:]
+            # latest earlier occurrence ending before the last position
+            for s in range(L - n - 1, -1, -1):
+                if ctx[s:s + n] == key:
+                    return ctx[s + n: s + n + limit]
+        return []
+
+    def available(self, prefix, gamma):
+        t = time.perf_counter()
+        out = len(self._lookup(list(prefix), gamma))
+        self.log.add("lookup", 0, 0, time.perf_counter() - t)
+        return out
+
+    def propose_tokens(self, prefix, gamma):
+        ctx = list(prefix)
+        out = []
+        while len(out) < gamma:
+            nxt = self._lookup(ctx, gamma - len(out)) or [ctx[-1]]
+            out.extend(nxt)
+            ctx.extend(nxt)
+        return out[:gamma]
+
+    def propose(self, prefix, gamma, rng):
+        t = time.perf_counter()
+        toks = self.propose_tokens(prefix, gamma)
+        q = np.zeros((gamma, self.V))
+        q[np.arange(gamma), toks] = 1.0
+        self.log.add("draft", 0, gamma, time.perf_counter() - t)
+        return toks, q
+
+    def __call__(self, prefix):
+        q = np.zeros(self.V)
+        q[self.propose_tokens(prefix, 1)[0]] = 1.0
+        return q
+
+
+class LayerSkipDraft:
+    """Self-draft: the first ``k`` layers of the target, then its final norm and head.
+    It has its own KV cache (k layers) and samples at the given temperature."""
+
+    def __init__(self, model: Llama, k: int, temperature: float = 1.0, log: CallLog | None = None):
+        self.model = Llama(model.cfg, model.w, n_layers=k, check_dtype=model.check_dtype)
+        self.k = k
+        self.temperature = float(temperature)
+        self.cache = self.model.new_cache()
+        self.log = log if log is not None else CallLog()
+
+    def _rows_after(self, ctx):
+        if not ctx:
+            raise ValueError("prefix must hold at least one token")
+        c = self.cache.common_prefix(ctx)
+        self.cache.rollback(c)
+        self.model.forward(ctx[c:], self.cache)
+        return self.model.logits(self.cache.hidden[len(ctx) - 1:len(ctx)])[0]
+
+    def propose(self, prefix, gamma, rng):
+        t = time.perf_counter()
+        ctx = list(prefix)
+        toks, rows = [], []
+        for _ in range(gamma):
+            q = probs_from_logits(self._rows_after(ctx), self.temperature)[0]
+            x = _sample(q, rng.random())
+            toks.append(x)
+            rows.append(q)
+            ctx.append(x)
+        self.log.add("draft", gamma, gamma, time.perf_counter() - t)
+        return toks, np.stack(rows) if rows else np.zeros((0, self.model.cfg.vocab_size))
+
+    def __call__(self, prefix):
+        return probs_from_logits(self._rows_after(list(prefix)), self.temperature)[0]

