@@ -48,13 +48,14 @@ def decomposition_figure(cases, symbols=None):
     cases = list(cases)
     if not cases:
         raise ValueError("cases is empty: give at least one (title, p, q)")
-    fig, axes = new_axes(len(cases), width=3.3 * len(cases), height=3.0, sharey=True)
+    fig, axes = new_axes(len(cases), width=3.3 * len(cases), height=3.3, sharey=True)
     axes = np.atleast_1d(axes)
     for ax, (title, p, q) in zip(axes, cases):
         draw_decomposition(ax, p, q, symbols, title)
         tag_kind(ax, "derived")
     axes[0].set_ylabel("probability")
-    axes[0].legend(fontsize=7, loc="upper left", frameon=False)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3,
+               fontsize=8, frameon=False)
     return fig
 
 
@@ -69,7 +70,7 @@ def draw_rule_output(ax, p, q, rule, symbols=None, *, legend=True):
     ax.bar(x - 0.2, pf, 0.4, color=COLORS["target"], label="p (target)")
     ax.bar(x + 0.2, out, 0.4, color=COLORS["accepted"] if good else COLORS["rejected"],
            hatch=HATCHES["accepted"] if good else HATCHES["rejected"], edgecolor="white",
-           label="output law")
+           label="output law = p" if good else "output law ≠ p")
     ax.set_xticks(x, labels)
     ax.set_ylim(0, 1.0)
     ax.set_title(f"{RULE_LABELS[rule]}\nTV(output, p) = {tv:.4f}  (sum {out.sum():.2f})",
@@ -82,10 +83,16 @@ def draw_rule_output(ax, p, q, rule, symbols=None, *, legend=True):
 def rules_figure(p, q, symbols=None, rules=CORRECTION_RULES):
     """All correction rules side by side at (p, q), tagged *derived*."""
     rules = tuple(rules)
-    fig, axes = new_axes(len(rules), width=2.3 * len(rules), height=2.9, sharey=True)
+    fig, axes = new_axes(len(rules), width=2.3 * len(rules), height=3.2, sharey=True)
     axes = np.atleast_1d(axes)
-    for i, (ax, rule) in enumerate(zip(axes, rules)):
-        draw_rule_output(ax, p, q, rule, symbols, legend=(i == 0))
-        tag_kind(ax, "derived", where="upper right" if i else "lower left")
+    for ax, rule in zip(axes, rules):
+        draw_rule_output(ax, p, q, rule, symbols, legend=False)
+        tag_kind(ax, "derived")
     axes[0].set_ylabel("probability")
+    seen = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+    fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncols=len(seen),
+               fontsize=8, frameon=False)
     return fig
