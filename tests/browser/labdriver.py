@@ -62,6 +62,12 @@ NOTEBOOK_SCROLLER = """() => {
   return {scroll: o.scrollHeight, client: o.clientHeight};
 }"""
 
+NOTEBOOK_TO_TOP = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const o = w.node.querySelector('.jp-WindowedPanel-outer') || w.content.node;
+  o.scrollTop = 0;
+}"""
+
 
 def open_notebook(page, lab, relpath: str, workspace: str) -> None:
     """Open `relpath` (relative to the server root) in a fresh workspace; wait for an idle kernel."""
@@ -95,6 +101,7 @@ def screenshot_notebook(page, path: Path) -> Path:
     dims = page.evaluate(NOTEBOOK_SCROLLER)
     height = min(size["height"] + dims["scroll"] - dims["client"] + 20, 16_000)
     page.set_viewport_size({"width": size["width"], "height": height})
+    page.evaluate(NOTEBOOK_TO_TOP)
     page.wait_for_timeout(1_000)  # let Lab relayout and render the cells now on screen
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(path), full_page=True)

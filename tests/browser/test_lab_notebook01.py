@@ -20,7 +20,7 @@ def contract():
 
 
 def _readouts(explorer, css):
-    texts = explorer.locator(f".{css} .widget-readout").all_inner_texts()
+    texts = explorer.locator(f".{css} .widget-readout").all_text_contents()
     return [float(t) for t in texts]
 
 
@@ -32,7 +32,8 @@ def test_q_slider_updates_alpha_and_acceptance(lab_server, page, contract, scree
     explorer = page.locator(".jp-OutputArea-output", has=page.locator(".specdec-alpha")).first
     alpha = explorer.locator(".specdec-alpha")
     acceptance = explorer.locator(".specdec-acceptance")
-    expect(alpha).to_be_visible()
+    expect(alpha).to_be_attached()
+    explorer.scroll_into_view_if_needed()
 
     p = _readouts(explorer, "specdec-p-slider")
     q = _readouts(explorer, "specdec-q-slider")
