@@ -8,14 +8,12 @@ tokenizer round trip, the drafts, and the end-to-end law of speculative sampling
 from __future__ import annotations
 
 import os
-import sys
 from collections import Counter
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
-from llm_tiny import CFG, reference_logits, write_tiny_gguf  # noqa: E402
+from specdec_core.llm.testing import CFG, reference_logits, write_tiny_gguf  # noqa: E402
 
 from specdec_core import autoregressive_generate, chi_square_gof, speculative_generate  # noqa: E402
 from specdec_core.llm import (CachedTarget, LayerSkipDraft, PromptLookupDraft,  # noqa: E402
@@ -167,6 +165,26 @@ def test_token_ids_are_checked(tiny):
     m = tiny[2].model
     with pytest.raises(ValueError):
         m.forward([m.cfg.vocab_size], m.new_cache())
+
+
+# ---------------------------------------------------------------- tokenizer
+
+@pytest.mark.parametrize("text", [TEXT, "", "x", "  two  spaces\n\tand tabs", "naïve café – ünïcode ✓",
+                                  "<|im_start|>user\nhi<|im_end|>", "3.14159 and 1,000,000"])
+def test_tokenizer_round_trip(tiny, text):
+    codec = tiny[2].codec
+    ids = codec.encode(text)
+    assert codec.decode(ids) == text
+    assert all(0 <= i < tiny[2].cfg.vocab_size for i in ids)
+
+
+def test_tokenizer_digits_split_and_specials(tiny):
+    codec = tiny[2].codec
+    assert [codec.decode([i]) for i in codec.encode("2024")] == ["2", "0", "2", "4"]
+    assert codec.encode("<|im_start|>") == [1]              # control token, not bytes
+    assert codec.encode(" the") == [codec.tk.token_to_id("Ġthe")]   # merges applied
+    chat = codec.chat("hi")
+    assert chat[0] == 1 and codec.decode(chat).endswith("<|im_start|>assistant\n")
 
 
 # ---------------------------------------------------------------- adapters

@@ -44,3 +44,170 @@ def text_progress(stream=None, width=30):
 def load_model(path=None, *, cache=True, progress=None) -> LoadedModel:
     cfg, packed, tok, info = load_gguf(path, cache=cache, progress=progress)
     return LoadedModel(cfg, Llama(cfg, packed), TextCodec(tok), info)
+
+
+# ---------------------------------------------------------------- timed runs
+
+@dataclass
+class RunStats:
+    """One timed generation. Times in seconds, measured with time.perf_counter.
+
+    ``target_s``: time inside target calls (forward pass over the new positions, head,
+    softmax, cache rollback); ``draft_s``: time inside the draft; ``overhead_s``: the rest
+    (the sampler's acceptance draws, corrections, bookkeeping)."""
+    label: str
+    gamma: int
+    temperature: float
+    tokens: tuple
+    wall_s: float
+    target_s: float
+    draft_s: float
+    rounds: int
+    proposed: int
+    accepted: int
+    rejected: int
+    k_hist: list            # k_hist[k] = rounds that emitted k tokens
+    round_gammas: list      # γ actually used per round
+    accept_by_pos: list     # [accepted, checked] per proposal position
+
+    @property
+    def n_tokens(self):
+        return len(self.tokens)
+
+    @property
+    def overhead_s(self):
+        return max(self.wall_s - self.target_s - self.draft_s, 0.0)
+
+    @property
+    def tokens_per_s(self):
+        return self.n_tokens / self.wall_s
+
+    @property
+    def alpha(self):
+        """Per-proposal acceptance: accepted / checked proposals (NaN if none checked)."""
+        checked = self.accepted + self.rejected
+        return self.accepted / checked if checked else float("nan")
+
+    @property
+    def mean_k(self):
+        return self.n_tokens / self.rounds
+
+    def per_round_ms(self):
+        r = self.rounds
+        return {"draft": 1e3 * self.draft_s / r, "verify": 1e3 * self.target_s / r,
+                "overhead": 1e3 * self.overhead_s / r}
+
+    def to_dict(self):
+        d = {k: getattr(self, k) for k in ("label", "gamma", "temperature", "wall_s", "target_s",
+                                           "draft_s", "rounds", "proposed", "accepted", "rejected",
+                                           "k_hist", "round_gammas", "accept_by_pos")}
+        d.update(n_tokens=self.n_tokens, overhead_s=self.overhead_s, tokens_per_s=self.tokens_per_s,
+                 alpha=self.alpha, mean_k=self.mean_k, tokens=list(self.tokens))
+        return d
+
+
+def _stats(label, gamma, temperature, result, wall, target_s, draft_s):
+    k_hist = [0] * (max([len(r.emitted) for r in result.records] + [1]) + 1)
+    by_pos = [[0, 0] for _ in range(max([r.gamma for r in result.records] + [0]))]
+    for r in result.records:
+        k_hist[len(r.emitted)] += 1
+        for i in range(len(r.draws)):
+            by_pos[i][1] += 1
+            by_pos[i][0] += int(r.stop is None or i < r.stop)
+    return RunStats(label, gamma, temperature, tuple(result.tokens), wall, target_s, draft_s,
+                    result.rounds, result.proposed, result.accepted, result.rejected, k_hist,
+                    [r.gamma for r in result.records], by_pos)
+
+
+def speculative_generate_adaptive(target, draft, prefix, *, gamma, max_new_tokens, rng):
+    """Speculative sampling where each round drafts only what the draft really has:
+    γ_round = min(γ, draft.available(context, γ), remaining − 1) (0 = a plain target step).
+    γ depends only on the context, so the target's law is kept. Uses sampling.speculative_round."""
+    from ..sampling import GenerationResult, speculative_round
+
+    prefix = tuple(int(t) for t in prefix)
+    out, records = [], []
+    while len(out) < max_new_tokens:
+        ctx = prefix + tuple(out)
+        g = min(gamma, max_new_tokens - len(out) - 1, draft.available(ctx, gamma))
+        rec = speculative_round(target, draft, ctx, gamma=g, rng=rng)
+        records.append(rec)
+        out.extend(rec.emitted)
+    return GenerationResult(tokens=tuple(out), records=records)
+
+
+def run_plain(target, prefix, max_new_tokens, rng, label="plain"):
+    from ..sampling import autoregressive_generate
+
+    target.log.clear()
+    t = time.perf_counter()
+    res = autoregressive_generate(target, tuple(prefix), max_new_tokens=max_new_tokens, rng=rng)
+    wall = time.perf_counter() - t
+    return _stats(label, 0, target.temperature, res, wall, target.log.seconds("target"), 0.0)
+
+
+def run_speculative(target, draft, prefix, gamma, max_new_tokens, rng, *, adaptive=False, label=None):
+    from ..sampling import speculative_generate
+
+    target.log.clear()
+    draft.log.clear()
+    t = time.perf_counter()
+    if adaptive:
+        res = speculative_generate_adaptive(target, draft, prefix, gamma=gamma,
+                                            max_new_tokens=max_new_tokens, rng=rng)
+    else:
+        res = speculative_generate(target, draft, tuple(prefix), gamma=gamma,
+                                   max_new_tokens=max_new_tokens, rng=rng)
+    wall = time.perf_counter() - t
+    draft_s = draft.log.seconds()
+    return _stats(label or type(draft).__name__, gamma, target.temperature, res, wall,
+                  target.log.seconds("target"), draft_s)
+
+
+def position_cost_curve(model, context, Ts, *, reps=5):
+    """Milliseconds to score T new positions after ``context`` (forward + head), T in Ts:
+    {T: (min, median)} over ``reps`` repetitions (the cache is rolled back in between)."""
+    cache = model.new_cache(len(context) + max(Ts) + 1)
+    model.forward(list(context), cache)
+    n0 = cache.n
+    out = {}
+    for T in Ts:
+        ts = []
+        for _ in range(reps):
+            cache.rollback(n0)
+            t = time.perf_counter()
+            model.logits(model.forward([(13 * i + 7) % model.cfg.vocab_size for i in range(T)], cache))
+            ts.append(1e3 * (time.perf_counter() - t))
+        out[T] = (min(ts), float(np.median(ts)))
+    return out
+
+
+def expected_tokens_iid(alpha, gamma):
+    """E[K] = (1 − α^{γ+1}) / (1 − α) for independent acceptances (notebook 04)."""
+    if alpha >= 1:
+        return gamma + 1.0
+    return (1 - alpha ** (gamma + 1)) / (1 - alpha)
+
+
+def predict_tokens_per_second(stats: RunStats, cost_ms: dict, *, use="k_hist"):
+    """Notebook 05's model R = E[K] / (T_draft + T_verify + T_overhead) fed with measured inputs:
+    E[K] from the run's K histogram (``use="k_hist"``) or from its α through the i.i.d.
+    formula (``use="alpha"``); T_verify from the separately measured cost curve at T = γ+1
+    (averaged over the γ each round used); draft and overhead per round from the run's logs."""
+    from ..timing import tokens_per_second
+
+    if use == "k_hist":
+        ek = stats.mean_k
+    else:
+        ek = float(np.mean([expected_tokens_iid(stats.alpha if stats.rejected + stats.accepted else 0.0, g)
+                            for g in stats.round_gammas]))
+    verify = float(np.mean([cost_ms[g + 1] for g in stats.round_gammas]))
+    per = stats.per_round_ms()
+    return tokens_per_second(ek, draft_ms=per["draft"], verify_ms=verify, overhead_ms=per["overhead"])
+
+
+def one_step_gap(p, q):
+    """max |output distribution − p| for one strict verification step (verify.output_distribution)."""
+    from ..verify import output_distribution
+
+    return float(np.abs(output_distribution(p, q) - p).max())

@@ -1,4 +1,4 @@
-"""A tiny random-weight llama GGUF, written with gguf.GGUFWriter and quantized like the real
+"""Test support: a tiny random-weight llama GGUF, written with gguf.GGUFWriter and quantized like the real
 SmolLM2 file (Q8_0 token embedding, Q4_1 matrices, F32 norms, no output.weight), plus a
 plain reference forward pass in the Hugging Face convention (unpermuted Q/K, rotate-half
 RoPE, float64, no cache) to test the numpy model against."""
