@@ -103,8 +103,8 @@ class RoundRecord:
     stop: int | None
     emitted: tuple
     kind: str
-    p_rows: np.ndarray | None = None
-    q_rows: np.ndarray | None = None
+    p_rows: np.ndarray | None = field(default=None, compare=False, repr=False)
+    q_rows: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def gamma(self) -> int:
