@@ -1,0 +1,54 @@
+"""Proof that the nbval check can fail: a changed worked value in a stored output is caught.
+
+Notebook 01 is copied twice into a temporary folder: once unchanged, once with α's stored output
+changed from 3/5 to 2/5. nbval (in a subprocess, as the test command runs it) must pass every cell
+of the first copy and fail exactly the α cell of the second.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "notebooks" / "01-proposals-and-acceptance.ipynb"
+SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
+MARKER = "[derived] α = Σ min(p, q) = 3/5"
+
+
+def _alpha_cell(nb) -> int:
+    hits = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
+            and any(MARKER in "".join(o.get("text", "")) for o in c.get("outputs", []))]
+    assert len(hits) == 1, f"expected one stored output containing {MARKER!r}, found {hits}"
+    return hits[0]
+
+
+def test_changed_worked_value_fails_and_original_passes(tmp_path):
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    (tmp_path / "good.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    idx = _alpha_cell(nb)
+    for out in nb["cells"][idx]["outputs"]:
+        if "text" in out:
+            text = "".join(out["text"])
+            out["text"] = text.replace(MARKER, MARKER.replace("3/5", "2/5"))
+    (tmp_path / "bad.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # not the repo's addopts
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "jupyter"),
+               IPYTHONDIR=str(tmp_path / "ipython"), MPLCONFIGDIR=str(tmp_path / "mpl"))
+
+    def nbval(name):
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "-q", "--nbval",
+             "--nbval-current-env", "--nbval-sanitize-with", str(SANITIZE), name],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        log = proc.stdout + proc.stderr
+        return (proc.returncode, re.findall(r"^PASSED .*Cell (\d+)", log, flags=re.M),
+                re.findall(r"^FAILED .*Cell (\d+)", log, flags=re.M), log)
+
+    code, passed, failed, log = nbval("good.ipynb")
+    assert code == 0 and not failed and len(passed) >= 10, log
+    code, passed, failed, log = nbval("bad.ipynb")
+    code_index = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"].index(idx)
+    assert code == 1 and failed == [str(code_index)], log  # nbval numbers code cells only
+    assert "2/5" in log and "3/5" in log  # the mismatch report shows both values
