@@ -341,10 +341,11 @@ def compare_configurations(target, draft, *, dtype, context, budget_bytes, alpha
     memory, not a prediction of speed.
     """
     a = check_probability(alpha, "alpha")
-    c = float(draft_cost_ratio) if not isinstance(draft_cost_ratio, (bool, np.bool_)) else None
-    if c is None or not isinstance(draft_cost_ratio, (numbers.Real, np.floating, np.integer)) \
-            or math.isnan(c) or math.isinf(c) or c < 0:
+    if isinstance(draft_cost_ratio, (bool, np.bool_)) or not isinstance(
+            draft_cost_ratio, (numbers.Real, np.floating, np.integer)) \
+            or not math.isfinite(float(draft_cost_ratio)) or draft_cost_ratio < 0:
         raise ValueError(f"draft_cost_ratio must be a finite non-negative number, got {draft_cost_ratio!r}")
+    c = float(draft_cost_ratio)
     try:
         gs = [check_gamma(g, "gammas") for g in gammas]
     except TypeError:

@@ -142,13 +142,15 @@ def apply_temperature(p, temperature):
     f = arr.astype(np.float64)
     with np.errstate(divide="ignore"):
         logp = np.log(f)
-    z = logp / float(t)
-    top = z.max(axis=-1, keepdims=True)
-    e = np.exp(z - top)            # log 0 = -inf → exp(-inf) = 0: zeros stay zero
+    # subtract the row maximum *before* dividing by T: differences are ≤ 0, so even a subnormal
+    # T gives -inf (→ 0) rather than -inf − (-inf) = NaN; log 0 = -inf keeps zeros at zero
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        z = (logp - logp.max(axis=-1, keepdims=True)) / float(t)
+        e = np.exp(z)
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def _check_k(k, v):
+def _check_k(k):
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
         raise ValueError(f"k must be a positive integer, got {k!r}")
     if k < 1:
@@ -160,7 +162,7 @@ def top_k(p, k):
     """Keep the k most probable symbols (tie rule: lower index first — exactly k are kept, or
     fewer when the support is smaller), zero the rest, renormalize. k ≥ V is the identity."""
     arr, exact = _dist(p)
-    k = _check_k(k, arr.shape[-1])
+    k = _check_k(k)
     rank = np.empty(arr.shape, dtype=np.int64)
     np.put_along_axis(rank, _ranking(arr), np.broadcast_to(np.arange(arr.shape[-1]), arr.shape).copy(), axis=-1)
     keep = (rank < k) & (arr > 0)
@@ -235,7 +237,7 @@ def make_transform(kind: str, value=None):
         t = _check_temperature(value)
         return lambda p: apply_temperature(p, t)
     if kind == "top_k":
-        k = _check_k(value, None)
+        k = _check_k(value)
         return lambda p: top_k(p, k)
     if kind == "top_p":
         tp = _check_top_p(value)

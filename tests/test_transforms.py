@@ -60,6 +60,9 @@ def test_temperature_limits():
     np.testing.assert_allclose(apply_temperature([0.4, 0.4, 0.2], 1e-3), [0.5, 0.5, 0], atol=1e-300)
     np.testing.assert_array_equal(apply_temperature([0.4, 0.4, 0.2], 0), [1, 0, 0])
     assert valid(apply_temperature([1e-300, 1 - 1e-300], 1e-3))
+    for t in (1e-320, 5e-324, 1e300, 1.7e308):          # subnormal and huge T: no NaN
+        assert valid(apply_temperature([0.5, 0.25, 0.25, 0.0], t))
+    np.testing.assert_array_equal(apply_temperature([0.4, 0.4, 0.2], 5e-324), [0.5, 0.5, 0])
 
 
 def test_softmax():

@@ -3,7 +3,7 @@ import pytest
 
 from specdec_core.kv import PRESETS
 from specdec_core.widgets.kv import kv_calculator, kv_text
-from specdec_core.widgets.transforms import transform_lab, transform_text
+from specdec_core.widgets.transforms import CONTEXTS, transform_lab, transform_text
 from specdec_core.transforms import SETUPS
 
 
@@ -53,6 +53,13 @@ def test_kv_zero_budget_and_huge_context():
     assert "does not fit" in box.result.value
 
 
+def test_kv_notes_vocabulary_mismatch():
+    box = kv_calculator(draft="SmolLM2-135M")
+    assert "different vocabularies" in box.result.value
+    box.controls["gamma"].value = 0
+    assert "different vocabularies" not in box.result.value
+
+
 def test_kv_empty_cache_message_not_exception():
     # context 0 and γ 0: "any number fits" — shown as a message, never raised
     text, ws = kv_text("Llama-3.1-8B", "Llama-3.2-1B", dtype="bf16", context=0, sequences=1,
@@ -70,25 +77,42 @@ def test_transform_defaults_text():
     assert box.out.value[:4] == b"\x89PNG"
 
 
-@pytest.mark.parametrize("transform,key,values", [
-    ("temperature", "temperature", [0.01, 0.011, 1.0, 100.0]),
+EXTREMES = [
+    ("temperature", "temperature", [1e-6, 0.01, 0.011, 1.0, 100.0, 1e6]),
     ("top_k", "k", [1, 4]),
     ("top_p", "top_p", [0.0, 0.01, 0.5, 1.0]),
     ("none", "temperature", [0.01]),
-])
-def test_transform_extremes(transform, key, values):
+    ("greedy", "temperature", [0.01]),
+]
+DEFAULT_VALUES = dict(temperature=0.5, k=2, top_p=0.7)
+
+
+@pytest.mark.parametrize("transform,key,values", EXTREMES)
+def test_transform_text_extremes_everywhere(transform, key, values):
+    """The callback's text for every setup × context × extreme value (no figure rendering)."""
+    for setup in SETUPS:
+        for ctx in CONTEXTS:
+            for v in values:
+                text, res = transform_text(setup, transform, **{**DEFAULT_VALUES, key: v}, context=ctx)
+                clean(text)
+                assert res is not None, text
+                if setup in ("correct", "target_only"):
+                    assert "emitted law = intended law" in text
+
+
+@pytest.mark.parametrize("transform,key,values", EXTREMES)
+def test_transform_widget_extremes(transform, key, values):
+    """The widget itself, driven through its controls."""
     box = transform_lab()
     box.controls["transform"].value = transform
-    for setup in SETUPS:
+    for setup in ("correct", "unreported"):
         box.controls["setup"].value = setup
-        for ctx in ("start", "after C", "after D"):
-            box.controls["context"].value = ctx
-            for v in values:
-                box.controls[key].value = v
-                clean(box.result.value)
-                assert "specdec-error" not in box.result.value, box.result.value
-                if setup in ("correct", "target_only"):
-                    assert "emitted law = intended law" in box.result.value
+        box.controls["context"].value = "after D"
+        for v in values:
+            box.controls[key].value = v
+            clean(box.result.value)
+            assert "specdec-error" not in box.result.value, box.result.value
+            assert box.out.value[:4] == b"\x89PNG"
 
 
 def test_transform_text_reports_errors():

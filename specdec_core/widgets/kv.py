@@ -57,13 +57,21 @@ def kv_text(target, draft, *, dtype, context, sequences, gamma, budget_gib, incl
                    f"plain decoding fits {plain.sequences} sequences → {plain.tokens_per_step:.2f} "
                    f"tokens per step; the best γ ≤ 8 is γ = {best.gamma} with {best.sequences} "
                    f"sequences → {best.tokens_per_step:.2f} tokens per step.")
+        notes = []
+        t, d = PRESETS[target], PRESETS[draft]
+        if gamma > 0 and t.vocab != d.vocab:
+            notes.append(f"Note: {target} and {draft} have different vocabularies ({t.vocab:,} vs "
+                         f"{d.vocab:,} tokens); a real draft must share the target's tokenizer.")
+        if gamma > 0 and d.parameters >= t.parameters:
+            notes.append("Note: the draft is not smaller than the target; it would not save time.")
+        note = "".join(f"<p><i>{html.escape(n)}</i></p>" for n in notes)
         text = (f"<table class='specdec-kv-table'><tr><th>part</th><th>bytes</th><th>GiB</th></tr>{rows}</table>"
                 f"<p><b>{verdict}</b> (budget {fmt_bytes(budget)} = {fmt_gib(budget)}). "
                 f"Speculation adds {fmt_gib(ws.speculation_extra)} over the target alone. "
                 f"At most <b>{most}</b> sequences fit with γ = {gamma}.</p>"
                 f"<p>[derived under iid α = {alpha:.2f}] of the {gamma} provisional positions per "
                 f"sequence, {rb:.2f} are rolled back per round on average — but all {gamma} are "
-                f"reserved at the peak.</p><p>{html.escape(cmp)}</p>")
+                f"reserved at the peak.</p><p>{html.escape(cmp)}</p>{note}")
         return text, ws
     except ValueError as exc:
         return f"<p class='specdec-error'>⚠️ {html.escape(str(exc))}</p>", None

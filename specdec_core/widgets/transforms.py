@@ -68,7 +68,7 @@ def transform_lab(**overrides) -> w.VBox:
     lay = w.Layout(width="420px")
     controls = {
         "setup": w.Dropdown(options=[(SETUP_TITLES[s], s) for s in SETUPS], value=v["setup"], description="setup", style=style, layout=lay),
-        "transform": w.Dropdown(options=["temperature", "top_k", "top_p", "none"], value=v["transform"], description="transform", style=style, layout=lay),
+        "transform": w.Dropdown(options=["temperature", "top_k", "top_p", "greedy", "none"], value=v["transform"], description="transform", style=style, layout=lay),
         "temperature": w.FloatLogSlider(value=v["temperature"], base=10, min=-2, max=2, step=0.05, description="temperature T", style=style, layout=lay),
         "k": w.IntSlider(value=v["k"], min=1, max=len(SYMBOLS), description="top-k k", style=style, layout=lay),
         "top_p": w.FloatSlider(value=v["top_p"], min=0.0, max=1.0, step=0.01, description="top-p p", style=style, layout=lay),
