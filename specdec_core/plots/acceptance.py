@@ -22,29 +22,47 @@ def _labels(n, symbols):
 
 
 def draw_acceptance(ax, p, q, symbols=None):
-    """Grouped bars p, q, min(p, q) with a(x) written above each symbol; α in the title."""
-    acc = np.asarray(accepted_mass(p, q), dtype=np.float64)
-    a = np.asarray(acceptance_probabilities(p, q), dtype=np.float64)
-    alpha = float(acceptance_rate(p, q))
-    pf, qf = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
-    labels = _labels(len(pf), symbols)
-    x = np.arange(len(pf))
+    """Grouped bars p, q, min(p, q) with a(x) written above each symbol; α in the title.
+
+    Returns an *updater*: ``update(p, q)`` moves the same artists to a new pair with the same
+    number of symbols (the widget uses it instead of redrawing the axes from scratch).
+    """
+    n = len(np.asarray(p, dtype=np.float64))
+    labels = _labels(n, symbols)
+    x = np.arange(n)
     w = 0.27
-    ax.bar(x - w, pf, w, label="p (target)", color=COLORS["target"], hatch=HATCHES["target"])
-    ax.bar(x, qf, w, label="q (draft)", color=COLORS["draft"], hatch=HATCHES["draft"],
-           edgecolor="white")
-    ax.bar(x + w, acc, w, label="min(p, q) accepted", color=COLORS["accepted"],
-           hatch=HATCHES["accepted"], edgecolor="white")
-    top = max(float(pf.max()), float(qf.max()), 0.05)
-    for xi, ai, qi in zip(x, a, qf):
-        text = "never\nproposed" if qi == 0 else f"a={ai:.2f}"
-        ax.text(xi, top * 1.04, text, ha="center", va="bottom", fontsize=8)
-    ax.set_ylim(0, top * 1.32)
+    zeros = np.zeros(n)
+    bars_p = ax.bar(x - w, zeros, w, label="p (target)", color=COLORS["target"],
+                    hatch=HATCHES["target"])
+    bars_q = ax.bar(x, zeros, w, label="q (draft)", color=COLORS["draft"], hatch=HATCHES["draft"],
+                    edgecolor="white")
+    bars_m = ax.bar(x + w, zeros, w, label="min(p, q) accepted", color=COLORS["accepted"],
+                    hatch=HATCHES["accepted"], edgecolor="white")
+    notes = [ax.text(xi, 0, "", ha="center", va="bottom", fontsize=8) for xi in x]
     ax.set_xticks(x, labels)
     ax.set_ylabel("probability")
-    ax.set_title(f"α = Σ min(p, q) = {alpha:.4f}", fontsize=10)
     ax.legend(fontsize=7, loc="upper left", ncols=3, frameon=False)
-    return ax
+    title = ax.set_title("", fontsize=10)
+
+    def update(p, q):
+        acc = np.asarray(accepted_mass(p, q), dtype=np.float64)
+        a = np.asarray(acceptance_probabilities(p, q), dtype=np.float64)
+        alpha = float(acceptance_rate(p, q))
+        pf, qf = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+        if len(pf) != n:
+            raise ValueError(f"this figure shows {n} symbols, got {len(pf)}")
+        for bars, heights in ((bars_p, pf), (bars_q, qf), (bars_m, acc)):
+            for rect, h in zip(bars, heights):
+                rect.set_height(h)
+        top = max(float(pf.max()), float(qf.max()), 0.05)
+        for note, ai, qi in zip(notes, a, qf):
+            note.set_text("never\nproposed" if qi == 0 else f"a={ai:.2f}")
+            note.set_y(top * 1.04)
+        ax.set_ylim(0, top * 1.32)
+        title.set_text(f"α = Σ min(p, q) = {alpha:.4f}")
+
+    update(p, q)
+    return update
 
 
 def draw_message(ax, text):

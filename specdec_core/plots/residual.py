@@ -59,25 +59,47 @@ def decomposition_figure(cases, symbols=None):
     return fig
 
 
-def draw_rule_output(ax, p, q, rule, symbols=None, *, legend=True):
-    """p against the output law under ``rule``; total variation distance in the title."""
+def _rule_output(p, q, rule):
     out = np.asarray(output_distribution_with(p, q, rule), dtype=np.float64)
+    tv = float(total_variation(out, np.asarray(p, dtype=np.float64)))
+    return out, tv, tv < 5e-5
+
+
+def draw_rule_output(ax, p, q, rule, symbols=None, *, legend=True):
+    """p against the output law under ``rule``; total variation distance in the title.
+
+    Returns an updater ``update(p, q, rule) -> bool``: it moves the same artists to new inputs
+    with the same number of symbols and returns False (doing nothing) when the verdict "= p" /
+    "≠ p" would change, which needs a fresh drawing (colours and legend differ).
+    """
+    out, tv, good = _rule_output(p, q, rule)
     pf = np.asarray(p, dtype=np.float64)
-    tv = float(total_variation(out, pf))
-    labels = _labels(len(pf), symbols)
-    x = np.arange(len(pf))
-    good = tv < 5e-5
-    ax.bar(x - 0.2, pf, 0.4, color=COLORS["target"], label="p (target)")
-    ax.bar(x + 0.2, out, 0.4, color=COLORS["accepted"] if good else COLORS["rejected"],
-           hatch=HATCHES["accepted"] if good else HATCHES["rejected"], edgecolor="white",
-           label="output law = p" if good else "output law ≠ p")
+    n = len(pf)
+    labels = _labels(n, symbols)
+    x = np.arange(n)
+    bars_p = ax.bar(x - 0.2, pf, 0.4, color=COLORS["target"], label="p (target)")
+    bars_o = ax.bar(x + 0.2, out, 0.4, color=COLORS["accepted"] if good else COLORS["rejected"],
+                    hatch=HATCHES["accepted"] if good else HATCHES["rejected"], edgecolor="white",
+                    label="output law = p" if good else "output law ≠ p")
     ax.set_xticks(x, labels)
     ax.set_ylim(0, 1.0)
-    ax.set_title(f"{RULE_LABELS[rule]}\nTV(output, p) = {tv:.4f}  (sum {out.sum():.2f})",
-                 fontsize=8)
+    title = ax.set_title("", fontsize=8)
     if legend:
         ax.legend(fontsize=7, loc="upper right", frameon=False)
-    return ax
+
+    def update(p, q, rule):
+        out, tv, now_good = _rule_output(p, q, rule)
+        pf = np.asarray(p, dtype=np.float64)
+        if now_good != good or len(pf) != n:
+            return False
+        for bars, heights in ((bars_p, pf), (bars_o, out)):
+            for rect, h in zip(bars, heights):
+                rect.set_height(h)
+        title.set_text(f"{RULE_LABELS[rule]}\nTV(output, p) = {tv:.4f}  (sum {out.sum():.2f})")
+        return True
+
+    update(p, q, rule)
+    return update
 
 
 def rules_figure(p, q, symbols=None, rules=CORRECTION_RULES):

@@ -57,22 +57,26 @@ def lab_texts(p_weights, q_weights, rule) -> dict:
 
 
 class LabView:
-    """One figure redrawn into PNG bytes per update (see ``AcceptanceView``)."""
+    """One figure updated in place and rendered to PNG bytes per update (see ``AcceptanceView``)."""
 
     def __init__(self, width=4.6, height=2.9, dpi=80):
         self.fig = Figure(figsize=(width, height), dpi=dpi)
         self.fig.subplots_adjust(left=0.12, right=0.98, top=0.84, bottom=0.1)
         self.ax = self.fig.add_subplot()
+        self._update = None
 
     def png(self, p_weights, q_weights, rule) -> bytes:
-        self.ax.clear()
         try:
             p, q = _pair(p_weights, q_weights)
         except ValueError as exc:
+            self.ax.clear()
+            self._update = None
             draw_message(self.ax, f"No distribution:\n{exc}.")
         else:
-            draw_rule_output(self.ax, p, q, rule, SYMBOLS[:len(p)])
-            tag_kind(self.ax, "derived", where="upper left")
+            if self._update is None or not self._update(p, q, rule):
+                self.ax.clear()
+                self._update = draw_rule_output(self.ax, p, q, rule, SYMBOLS[:len(p)])
+                tag_kind(self.ax, "derived", where="upper left")
         return render_png(self.fig)
 
 
