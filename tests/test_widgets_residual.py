@@ -4,7 +4,7 @@ import pytest
 
 from specdec_core import WORKED
 from specdec_core.plots.overview import overview_figure
-from specdec_core.plots.residual import decomposition_figure, rules_figure
+from specdec_core.plots.residual import decomposition_figure, rule_figure, rules_figure
 from specdec_core.verify import CORRECTION_RULES
 from specdec_core.widgets.residual import corrections_lab, lab_texts
 
@@ -92,7 +92,8 @@ def test_css_classes():
 def test_static_figures_build():
     cases = [("worked", WORKED.p, WORKED.q), ("p = q", WORKED.p, WORKED.p),
              ("q(C) = 0", [0.2, 0.3, 0.5], [0.5, 0.5, 0.0])]
-    for fig in (rules_figure(WORKED.p, WORKED.q), decomposition_figure(cases), overview_figure()):
+    for fig in (rules_figure(WORKED.p, WORKED.q), decomposition_figure(cases), overview_figure(),
+                rule_figure(WORKED.p, WORKED.q, "uniform")):
         assert fig.axes
         plt.close(fig)
     with pytest.raises(ValueError, match="cases is empty"):

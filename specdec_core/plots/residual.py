@@ -118,3 +118,11 @@ def rules_figure(p, q, symbols=None, rules=CORRECTION_RULES):
     fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncols=len(seen),
                fontsize=8, frameon=False)
     return fig
+
+
+def rule_figure(p, q, rule, symbols=None):
+    """Static copy of the lab's view: one rule's output law against p, tagged *derived*."""
+    fig, ax = new_axes(width=4.6, height=2.9)
+    draw_rule_output(ax, p, q, rule, symbols)
+    tag_kind(ax, "derived", where="upper left")
+    return fig
