@@ -27,10 +27,11 @@ class CountBars:
         self.bars = ax.bar(ks, np.zeros(len(ks)), color=COLORS["accepted"], edgecolor="black",
                            linewidth=0.6)
         self.mean_line = ax.axvline(1, color=COLORS["ink"], linestyle="--", linewidth=1.2)
-        self.mean_text = ax.text(1, 1.02, "", ha="left", va="bottom", fontsize=9)
+        self.mean_text = ax.text(1, 1.02, "", ha="left", va="bottom", fontsize=9)  # y set in update
         ax.set_xlabel("K = tokens emitted by one round")
         ax.set_ylabel("P(K = k)")
-        ax.set_ylim(0, 1.12)
+        ax.set_ylim(0, 1.42)  # room above the bars for the E[K] label and the legend
+        ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
         from matplotlib.patches import Patch
         ax.legend(handles=[Patch(color=COLORS["residual"], label="ends with a correction"),
                            Patch(color=COLORS["bonus"], label="all accepted + bonus")],
@@ -47,7 +48,9 @@ class CountBars:
             bar.set_visible(k < len(pmf))
             bar.set_facecolor(colors[k])
         self.mean_line.set_xdata([ek, ek])
-        self.mean_text.set_position((ek + 0.05, 0.98))
+        right = ek > (gamma + 2) / 2  # keep the label inside the axes
+        self.mean_text.set_horizontalalignment("right" if right else "left")
+        self.mean_text.set_position((ek - 0.08 if right else ek + 0.08, 1.02))
         self.mean_text.set_text(f"E[K] = {ek:.2f}")
         self.ax.set_xlim(0.4, gamma + 1.6)
         step = max(1, (gamma + 1) // 8)
