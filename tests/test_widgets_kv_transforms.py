@@ -19,6 +19,7 @@ def test_kv_defaults_text():
     clean(t)
     assert "fits" in t and "17,179,869,184 B" in t and "16.00 GiB" in t
     assert "At most <b>18</b> sequences" in t
+    assert "best γ ≤ 8 is γ = 4 with 18 sequences → 35.65 tokens per step" in t   # as in the notebook
     assert box.out.value[:4] == b"\x89PNG"
 
 
@@ -32,6 +33,7 @@ def test_kv_defaults_text():
     ("draft", list(PRESETS)),
     ("include_weights", [False, True]),
     ("alpha", [0.0, 1.0]),
+    ("draft_cost", [0.0, 1.0]),
 ])
 def test_kv_extremes(key, values):
     box = kv_calculator()

@@ -26,11 +26,11 @@ def figure_png(fig, dpi: int = 80) -> bytes:
     return buf.getvalue()
 
 DEFAULTS = dict(target="Llama-3.1-8B", draft="Llama-3.2-1B", dtype="bf16", context=8192,
-                sequences=16, gamma=4, budget_gib=40.0, include_weights=True, alpha=0.7)
+                sequences=16, gamma=4, budget_gib=40.0, include_weights=True, alpha=0.7, draft_cost=0.1)
 
 
 def kv_text(target, draft, *, dtype, context, sequences, gamma, budget_gib, include_weights=True,
-            alpha=0.7) -> tuple[str, object]:
+            alpha=0.7, draft_cost=0.1) -> tuple[str, object]:
     """(HTML report, WorkingSet or None) for one set of control values."""
     try:
         budget = gib_to_bytes(budget_gib)
@@ -46,14 +46,16 @@ def kv_text(target, draft, *, dtype, context, sequences, gamma, budget_gib, incl
         most = max_concurrent_sequences(target, draft, dtype=dtype, context=context, gamma=gamma,
                                         budget_bytes=budget, include_weights=include_weights)
         cfgs = compare_configurations(target, draft, dtype=dtype, context=context, budget_bytes=budget,
-                                      alpha=alpha, gammas=range(0, 9), include_weights=include_weights)
+                                      alpha=alpha, gammas=range(0, 9), include_weights=include_weights,
+                                      draft_cost_ratio=draft_cost)
         best = best_configuration(cfgs)
         plain = cfgs[0]
         rb = float(rollback_positions(alpha, gamma))
         if best is None:
             cmp = "Nothing fits this budget, with or without a draft."
         else:
-            cmp = (f"[assumed: iid α = {alpha:.2f}, a round costs the same at any batch size] "
+            cmp = (f"[assumed: iid α = {alpha:.2f}, a round costs 1 + {draft_cost:.2f}·γ target steps "
+                   f"at any batch size] "
                    f"plain decoding fits {plain.sequences} sequences → {plain.tokens_per_step:.2f} "
                    f"tokens per step; the best γ ≤ 8 is γ = {best.gamma} with {best.sequences} "
                    f"sequences → {best.tokens_per_step:.2f} tokens per step.")
@@ -69,7 +71,7 @@ def kv_text(target, draft, *, dtype, context, sequences, gamma, budget_gib, incl
                 f"<p><b>{verdict}</b> (budget {fmt_bytes(budget)} = {fmt_gib(budget)}). "
                 f"Speculation adds {fmt_gib(ws.speculation_extra)} over the target alone. "
                 f"At most <b>{most}</b> sequences fit with γ = {gamma}.</p>"
-                f"<p>[derived under iid α = {alpha:.2f}] of the {gamma} provisional positions per "
+                f"<p>[derived, assuming iid α = {alpha:.2f}] of the {gamma} provisional positions per "
                 f"sequence, {rb:.2f} are rolled back per round on average — but all {gamma} are "
                 f"reserved at the peak.</p><p>{html.escape(cmp)}</p>{note}")
         return text, ws
@@ -92,6 +94,7 @@ def kv_calculator(**overrides) -> w.VBox:
         "budget_gib": w.FloatSlider(value=v["budget_gib"], min=0.0, max=320.0, step=1.0, description="memory budget (GiB)", style=style, layout=lay),
         "include_weights": w.Checkbox(value=v["include_weights"], description="include weights (assumed stored in the same dtype)", style=style),
         "alpha": w.FloatSlider(value=v["alpha"], min=0.0, max=1.0, step=0.05, description="α (assumed, iid)", style=style, layout=lay),
+        "draft_cost": w.FloatSlider(value=v["draft_cost"], min=0.0, max=1.0, step=0.01, description="draft cost c (assumed)", style=style, layout=lay),
     }
     result = w.HTML()
     result.add_class("specdec-kv-result")
