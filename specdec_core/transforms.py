@@ -25,7 +25,7 @@ from fractions import Fraction
 import numpy as np
 
 from .questions import Question
-from .distributions import (SUM_TOL, _is_exact_scalar, check_distribution, is_exact,
+from .distributions import (_is_exact_scalar, check_distribution, is_exact,
                             to_fraction)
 
 #: Float slack when comparing a running sum with top_p (0.6 + 0.3 is 0.8999999999999999).

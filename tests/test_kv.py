@@ -1,7 +1,6 @@
 """KV-cache calculator (specdec_core.kv): hand-computed values, presets, speculation, bad inputs."""
 from fractions import Fraction
 
-import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 

@@ -3,11 +3,11 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from specdec_core import chi_square_gof, speculative_generate, total_variation
 from specdec_core.toy import sequence_law, toy_draft, toy_target
-from specdec_core.transforms import (SETUPS, MisreportingDraft, apply_temperature, greedy,
+from specdec_core.transforms import (MisreportingDraft, apply_temperature, greedy,
                                      make_transform, one_position_acceptance, setup_models,
                                      setup_output, softmax, support_size, top_k, top_p,
                                      transformed, verified_output)
