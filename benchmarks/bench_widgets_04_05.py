@@ -30,7 +30,7 @@ def bench(name, box, moves, repeat=3):
             t0 = time.perf_counter()
             slider.value = value
             times.append((time.perf_counter() - t0) * 1e3)
-    print(f"{name:<22} update (callback + PNG render) median {statistics.median(times):6.1f} ms, "
+    print(f"{name:<24} update (callback + PNG render) median {statistics.median(times):6.1f} ms, "
           f"max {max(times):6.1f} ms ({len(times)} updates)")
 
 
@@ -46,18 +46,29 @@ def yardstick():
     print(f"{'yardstick (1-line fig)':<22} draw median {statistics.median(times):6.1f} ms")
 
 
+def drag(slider, start, stop, step):
+    """Slider positions a learner passes through when dragging from start to stop."""
+    n = int(round(abs(stop - start) / step))
+    sign = 1 if stop >= start else -1
+    vals = [start + sign * k * step for k in range(n + 1)]
+    return [(slider, round(v, 4) if isinstance(v, float) else v) for v in vals]
+
+
 def main():
     yardstick()
     cw = count_widget()
-    bench("04 count_widget", cw, [(cw.alpha, 0.3), (cw.alpha, 0.95), (cw.gamma, 16), (cw.gamma, 0),
-                                  (cw.alpha, 0.6), (cw.gamma, 2)])
+    bench("04 drag α", cw, drag(cw.alpha, 0.30, 0.95, 0.01), repeat=1)
+    bench("04 jumps α/γ", cw, [(cw.alpha, 0.3), (cw.alpha, 0.95), (cw.gamma, 16), (cw.gamma, 0),
+                               (cw.alpha, 0.6), (cw.gamma, 2)])
     tw = timing_widget()
     c = tw.controls
-    bench("05 timing_widget", tw, [(c["alpha"], 0.9), (c["gamma"], 8), (c["verify_base_ms"], 12.0),
-                                   (c["verify_per_position_ms"], 1.0), (c["draft_per_token_ms"], 3.0),
-                                   (c["baseline_ms"], 10.0), (c["alpha"], 0.6), (c["gamma"], 2),
-                                   (c["verify_base_ms"], 6.0), (c["verify_per_position_ms"], 0.0),
-                                   (c["draft_per_token_ms"], 1.0), (c["baseline_ms"], 6.0)])
+    bench("05 drag α", tw, drag(c["alpha"], 0.30, 0.95, 0.01), repeat=1)
+    bench("05 drag verify base", tw, drag(c["verify_base_ms"], 2.0, 20.0, 0.5), repeat=1)
+    bench("05 jumps, all sliders", tw, [(c["alpha"], 0.9), (c["gamma"], 8), (c["verify_base_ms"], 12.0),
+                                        (c["verify_per_position_ms"], 1.0), (c["draft_per_token_ms"], 3.0),
+                                        (c["baseline_ms"], 10.0), (c["alpha"], 0.6), (c["gamma"], 2),
+                                        (c["verify_base_ms"], 6.0), (c["verify_per_position_ms"], 0.0),
+                                        (c["draft_per_token_ms"], 1.0), (c["baseline_ms"], 6.0)])
 
 
 if __name__ == "__main__":

@@ -99,7 +99,11 @@ def speedup_map_figure(alpha=0.6, gamma=2, *, max_gamma=16, **budget):
 
 
 class RateBars:
-    """Two bars: speculative and baseline tokens/s, updated in place."""
+    """Two bars: speculative and baseline tokens/s, updated in place.
+
+    The y axis has no ticks (each bar carries its value), so rescaling it changes only the
+    bars and their labels: a widget can redraw just those artists.
+    """
 
     def __init__(self, ax):
         self.ax = ax
@@ -107,21 +111,17 @@ class RateBars:
                            color=[COLORS["target"], COLORS["discarded"]], edgecolor="black", linewidth=0.6)
         self.texts = [ax.text(i, 0, "", ha="center", va="bottom", fontsize=9) for i in range(2)]
         ax.set_ylabel("tokens per second")
+        ax.set_yticks([])
         tag_kind(ax, "assumed", where="upper right")
 
-    def update(self, rate, baseline_rate) -> bool:
-        """Set the bars; returns True when the y range had to change (static parts moved)."""
+    def update(self, rate, baseline_rate):
         vals = [float(rate), float(baseline_rate)]
+        top = max(vals) * 1.3 if max(vals) > 0 else 1.0
+        self.ax.set_ylim(0, top)
         for bar, txt, v in zip(self.bars, self.texts, vals):
             bar.set_height(v)
-            txt.set_position((txt.get_position()[0], v))
+            txt.set_position((txt.get_position()[0], v + 0.01 * top))
             txt.set_text(f"{v:.2f}")
-        top = self.ax.get_ylim()[1]
-        need = max(vals) if max(vals) > 0 else 1.0
-        if not (0.4 * top <= need <= 0.9 * top):  # keep the axis still while values fit
-            self.ax.set_ylim(0, need * 1.3)
-            return True
-        return False
 
 
 def timing_figure(alpha=0.6, gamma=2, *, max_gamma=16, **budget):

@@ -95,8 +95,7 @@ def timing_widget(alpha=0.6, gamma=2, *, draft_per_token_ms=1.0, verify_base_ms=
                             f"{html.escape(str(exc))}. Give some step a positive time.</span>")
             return
         result.value = "<br>".join(html.escape(line) for line in text.split("\n"))
-        if bars.update(s["rate"], s["baseline_rate"]):
-            frames.invalidate()
+        bars.update(s["rate"], s["baseline_rate"])
         try:
             smap.update(a, g, **budget)
             map_note.value = ""
