@@ -110,15 +110,7 @@ def visited_alpha(result, target, draft, gamma=None):
     """Average α over the prefixes where a proposal was actually *checked* (each check one
     vote). Exact for exact models."""
     recs = full_rounds(result, gamma)
-    cache: dict = {}
-    vals = []
-    for r in recs:
-        for i in range(len(r.draws)):
-            pre = r.prefix + r.proposals[:i]
-            key = pre if not hasattr(target, "table") else (pre[-1] if pre else None)
-            if key not in cache:
-                cache[key] = _alpha_at(target, draft, pre)
-            vals.append(cache[key])
+    vals = [_alpha_at(target, draft, r.prefix + r.proposals[:i]) for r in recs for i in range(len(r.draws))]
     if not vals:
         raise ValueError("no proposal was checked (gamma = 0)")
     total = sum(vals, Fraction(0)) if isinstance(vals[0], Fraction) else float(sum(vals))

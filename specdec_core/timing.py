@@ -165,10 +165,17 @@ def optimal_gamma(alpha, c, max_gamma=20):
         raise ValueError("alpha must be a single probability here, not an array")
     cc = _check_nonneg(c, "c", "a non-negative cost ratio (draft step / target step)")
     m = check_gamma(max_gamma, "max_gamma")
-    best, best_val = 0, None
-    for g in range(m + 1):
-        v = improvement_factor(a, g, cc)
-        if best_val is None or v > best_val:
+    exact = isinstance(a, Fraction) and isinstance(cc, Fraction)
+    if not exact:
+        a, cc = float(a), float(cc)
+    one = Fraction(1) if exact else 1.0
+    best, best_val = 0, one          # γ = 0: plain decoding, factor 1
+    ek, power = one, one             # E[K] at γ and α^γ, updated as γ grows (same values as
+    for g in range(1, m + 1):        # improvement_factor, without re-summing each time)
+        power = power * a
+        ek = ek + power
+        v = ek / (g * cc + 1)
+        if v > best_val:
             best, best_val = g, v
     return best
 
