@@ -128,9 +128,10 @@ class AcceptanceView:
     while the number of symbols stays the same.
     """
 
-    def __init__(self, width=5.6, height=2.8, dpi=80):
+    def __init__(self, width=6.0, height=3.0, dpi=90):
         self.fig = Figure(figsize=(width, height), dpi=dpi)
         self.fig.subplots_adjust(left=0.1, right=0.98, top=0.9, bottom=0.1)
+        self.pixel_width = round(width * dpi)
         self.ax = self.fig.add_subplot()
         self._key, self._update = None, None
 
@@ -174,7 +175,7 @@ def acceptance_explorer(p_weights=DEFAULT_P_WEIGHTS, q_weights=DEFAULT_Q_WEIGHTS
     alpha_html.add_class("specdec-alpha")
     acceptance_html.add_class("specdec-acceptance")
     normalized_html.add_class("specdec-normalized")
-    image = w.Image(format="png")
+    image = w.Image(format="png", layout=w.Layout(width=f"{view.pixel_width}px"))  # 1:1, crisp
     image.add_class("specdec-acceptance-figure")
     box = w.VBox()
 

@@ -59,8 +59,9 @@ def lab_texts(p_weights, q_weights, rule) -> dict:
 class LabView:
     """One figure updated in place and rendered to PNG bytes per update (see ``AcceptanceView``)."""
 
-    def __init__(self, width=4.6, height=2.9, dpi=80):
+    def __init__(self, width=5.0, height=3.1, dpi=90):
         self.fig = Figure(figsize=(width, height), dpi=dpi)
+        self.pixel_width = round(width * dpi)
         self.fig.subplots_adjust(left=0.12, right=0.98, top=0.84, bottom=0.1)
         self.ax = self.fig.add_subplot()
         self._update = None
@@ -98,7 +99,8 @@ def corrections_lab(p_weights=DEFAULT_P_WEIGHTS, q_weights=DEFAULT_Q_WEIGHTS,
     output_html.add_class("specdec-lab-output")
     tv_html.add_class("specdec-lab-tv")
     verdict_html.add_class("specdec-lab-verdict")
-    image = w.Image(format="png")
+    image = w.Image(format="png", layout=w.Layout(width=f"{view.pixel_width}px"))  # 1:1, crisp
+    image.add_class("specdec-lab-figure")
 
     def weights():
         return [s.value for s in p_sliders], [s.value for s in q_sliders]
