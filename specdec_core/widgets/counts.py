@@ -104,9 +104,12 @@ def count_widget(alpha=0.6, gamma=2, max_gamma: int = 16):
     a_s = w.FloatSlider(value=float(alpha), min=0.0, max=1.0, step=0.01, description="α",
                         continuous_update=True, readout_format=".2f")
     g_s = w.IntSlider(value=int(gamma), min=0, max=max_gamma, description="γ")
+    a_s.add_class("specdec-count-alpha")
+    g_s.add_class("specdec-count-gamma")
     result = w.HTML()
     result.add_class("specdec-count-result")
     image = w.Image(format="png", layout=w.Layout(max_width="100%"))
+    image.add_class("specdec-count-figure")
     fig, (ax1, ax2) = new_axes(2, width=9.5, height=3.4)
     plt.close(fig)  # shown only through the Output widget
     bars = CountBars(ax1, max_gamma=max_gamma)

@@ -75,10 +75,13 @@ def timing_widget(alpha=0.6, gamma=2, *, draft_per_token_ms=1.0, verify_base_ms=
         "overhead_ms": _slider(overhead_ms, 0.0, 10.0, 0.5, "overhead ms"),
         "baseline_ms": _slider(baseline_ms, 0.5, 30.0, 0.5, "baseline ms / token"),
     }
+    for name, ctrl in c.items():
+        ctrl.add_class(f"specdec-timing-{name.replace('_', '-')}")
     result = w.HTML()
     result.add_class("specdec-timing-result")
     map_note = w.HTML()
     image = w.Image(format="png", layout=w.Layout(max_width="100%"))
+    image.add_class("specdec-timing-figure")
     fig, (ax1, ax2) = new_axes(2, width=10.0, height=3.6, width_ratios=[1, 2.2])
     plt.close(fig)
     bars, smap = RateBars(ax1), SpeedupMap(ax2, max_gamma)
