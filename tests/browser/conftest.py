@@ -25,11 +25,10 @@ from pathlib import Path
 
 import pytest
 
-from labdriver import NOTEBOOKS_SRC, SCREENSHOTS
+from labdriver import NOTEBOOKS_SRC, REQUIRE, SCREENSHOTS
 
 HERE = Path(__file__).resolve().parent
 CHROMIUM = Path(os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium"))
-REQUIRE = os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--disable-dev-shm-usage"]
@@ -169,8 +168,11 @@ def _stop_server(proc: subprocess.Popen, lab: LabServer) -> None:
 def lab_server(chromium_path, tmp_path_factory) -> LabServer:
     tmp = tmp_path_factory.mktemp("lab")
     root = tmp / "root"
-    shutil.copytree(NOTEBOOKS_SRC, root / "notebooks",
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    if NOTEBOOKS_SRC.is_dir():
+        shutil.copytree(NOTEBOOKS_SRC, root / "notebooks",
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    else:
+        (root / "notebooks").mkdir(parents=True)
     dirs = {name: tmp / name for name in ("config", "runtime", "ipython", "mpl", "user-settings",
                                           "workspaces", "app-settings")}
     for d in dirs.values():

@@ -10,6 +10,27 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The notebooks the server serves (a temporary copy is made). Overridable for developing the tests.
 NOTEBOOKS_SRC = Path(os.environ.get("SPECDEC_BROWSER_NOTEBOOKS", ROOT / "notebooks"))
 SCREENSHOTS = ROOT / "build" / "screenshots"
+#: CI (.ci/run) sets this: then a browser test that cannot run is a failure, never a skip.
+REQUIRE = os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1"
+
+
+def unavailable(reason: str):
+    """Skip with `reason`, or fail under SPECDEC_REQUIRE_BROWSER=1."""
+    if REQUIRE:
+        pytest.fail(f"SPECDEC_REQUIRE_BROWSER=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def notebook_contract(notebook: str, module: str):
+    """The contract module of a notebook under test, or skip/fail when either is missing."""
+    import importlib
+
+    if not (NOTEBOOKS_SRC / Path(notebook).name).exists():
+        unavailable(f"{notebook} does not exist")
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        unavailable(f"{module} (the contract {notebook} is tested against) is missing: {exc}")
 
 # True once the notebook at `path` is the current widget, its document is loaded and its kernel is
 # connected AND idle. Waiting for the toolbar's "idle" text alone is flaky: Run All can be sent

@@ -5,18 +5,14 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from labdriver import NOTEBOOKS_SRC, open_notebook, run_all, screenshot_notebook
+from labdriver import notebook_contract, open_notebook, run_all, screenshot_notebook
 
 NOTEBOOK = "notebooks/01-proposals-and-acceptance.ipynb"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # session: set up before (and so instead of) the Lab server
 def contract():
-    if not (NOTEBOOKS_SRC / NOTEBOOK.split("/")[-1]).exists():
-        pytest.skip(f"{NOTEBOOK} does not exist yet")
-    return pytest.importorskip(
-        "specdec_core.widgets.acceptance",
-        reason="specdec_core.widgets.acceptance (notebook 01's contract) is missing")
+    return notebook_contract(NOTEBOOK, "specdec_core.widgets.acceptance")
 
 
 def _readouts(explorer, css):
@@ -24,7 +20,7 @@ def _readouts(explorer, css):
     return [float(t) for t in texts]
 
 
-def test_q_slider_updates_alpha_and_acceptance(lab_server, page, contract, screenshots_dir):
+def test_q_slider_updates_alpha_and_acceptance(contract, lab_server, page, screenshots_dir):
     open_notebook(page, lab_server, NOTEBOOK, "nb01")
     run_all(page)
 

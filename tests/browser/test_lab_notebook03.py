@@ -5,22 +5,18 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from labdriver import NOTEBOOKS_SRC, open_notebook, run_all, screenshot_notebook
+from labdriver import notebook_contract, open_notebook, run_all, screenshot_notebook
 
 NOTEBOOK = "notebooks/03-one-round-step-by-step.ipynb"
 CLICKS = 5
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # session: set up before (and so instead of) the Lab server
 def contract():
-    if not (NOTEBOOKS_SRC / NOTEBOOK.split("/")[-1]).exists():
-        pytest.skip(f"{NOTEBOOK} does not exist yet")
-    return pytest.importorskip(
-        "specdec_core.widgets.stepper",
-        reason="specdec_core.widgets.stepper (notebook 03's contract) is missing")
+    return notebook_contract(NOTEBOOK, "specdec_core.widgets.stepper")
 
 
-def test_next_button_updates_counters(lab_server, page, contract, screenshots_dir):
+def test_next_button_updates_counters(contract, lab_server, page, screenshots_dir):
     records = contract.demo_records()
     open_notebook(page, lab_server, NOTEBOOK, "nb03")
     run_all(page)
