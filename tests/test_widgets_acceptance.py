@@ -3,6 +3,9 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
+
+from specdec_core import acceptance_probabilities, acceptance_rate
 
 from specdec_core.widgets.acceptance import (DEFAULT_P_WEIGHTS, DEFAULT_Q_WEIGHTS, MAX_SYMBOLS,
                                              NEW_SYMBOL_WEIGHT, SLIDER_STEP, acceptance_explorer,
@@ -137,3 +140,37 @@ def test_builder_rejects_bad_defaults():
         acceptance_explorer((0.5, 0.5, 0.0), (1.0, 0.0))
     with pytest.raises(ValueError, match="3 to 6 symbols"):
         acceptance_explorer((0.5, 0.5), (0.5, 0.5))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(3, 6).flatmap(lambda n: st.tuples(
+    st.lists(st.sampled_from([0.0, 0.05, 0.1, 0.35, 0.5, 1.0]), min_size=n, max_size=n),
+    st.lists(st.sampled_from([0.0, 0.05, 0.1, 0.35, 0.5, 1.0]), min_size=n, max_size=n))))
+def test_texts_property_any_slider_position(pq):
+    """At any slider position: no NaN, and the numbers are the library's, rounded to 4 places."""
+    pw, qw = pq
+    t = acceptance_texts(pw, qw)
+    assert set(t) == {"alpha", "acceptance"}
+    assert all("nan" not in v.lower() for v in t.values())
+    if sum(pw) == 0 or sum(qw) == 0:
+        assert t["alpha"] == t["acceptance"] and t["alpha"].startswith("No distribution")
+        return
+    p, q = normalize_weights(pw, "p"), normalize_weights(qw, "q")
+    assert t["alpha"] == f"α = Σ min(p, q) = {float(acceptance_rate(p, q)):.4f}"
+    parts = t["acceptance"].split(": ", 1)[1].split(" · ")
+    assert len(parts) == len(pw)
+    for part, ai, qi in zip(parts, acceptance_probabilities(p, q), q):
+        assert part.endswith("never proposed") if qi == 0 else part.endswith(f"{ai:.4f}")
+
+
+def test_figure_updater_keeps_its_symbol_count():
+    from matplotlib.figure import Figure
+    from specdec_core.plots.acceptance import draw_acceptance
+
+    ax = Figure().add_subplot()
+    update = draw_acceptance(ax, [0.6, 0.3, 0.1], [0.2, 0.3, 0.5])
+    update([0.2, 0.3, 0.5], [0.2, 0.3, 0.5])
+    assert ax.get_title() == "α = Σ min(p, q) = 1.0000"
+    assert [r.get_height() for r in ax.containers[2]] == pytest.approx([0.2, 0.3, 0.5])
+    with pytest.raises(ValueError, match="3 symbols"):
+        update([0.25] * 4, [0.25] * 4)

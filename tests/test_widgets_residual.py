@@ -98,3 +98,15 @@ def test_static_figures_build():
         plt.close(fig)
     with pytest.raises(ValueError, match="cases is empty"):
         decomposition_figure([])
+
+
+def test_lab_figure_updater_asks_for_a_redraw_when_the_verdict_flips():
+    from matplotlib.figure import Figure
+    from specdec_core.plots.residual import draw_rule_output
+
+    ax = Figure().add_subplot()
+    update = draw_rule_output(ax, W_P, W_Q, "draft")
+    assert update(W_P, (0.25, 0.25, 0.5), "draft") is True     # still wrong: moved in place
+    assert "TV(output, p)" in ax.get_title()
+    assert update(W_P, W_Q, "residual") is False                # now right: needs a redraw
+    assert update((0.5, 0.5), (0.5, 0.5), "draft") is False      # other symbol count
