@@ -66,8 +66,32 @@ class BlitPNG:
             a.set_animated(True)
         self.background = None
 
-    def invalidate(self):
-        self.background = None
+        self.stale_axes: set = set()
+        self._extents: dict = {}
+
+    def invalidate(self, ax=None):
+        """Redraw everything on the next frame, or only the static parts of one Axes ``ax``
+        (its ticks, labels, title, legend), which is much cheaper than a full redraw."""
+        if ax is None or self.background is None:
+            self.background = None
+            self.stale_axes.clear()
+        else:
+            self.stale_axes.add(ax)
+
+    def _repaint(self, canvas, ax):
+        from matplotlib.patches import Rectangle
+        from matplotlib.transforms import Bbox
+
+        renderer = canvas.get_renderer()
+        new = ax.get_tightbbox(renderer)
+        old = self._extents.get(ax, new)
+        box = Bbox.union([old, new]).padded(2)
+        patch = Rectangle((box.x0, box.y0), box.width, box.height, transform=None,
+                          facecolor=self.fig.get_facecolor(), edgecolor="none")
+        patch.set_figure(self.fig)
+        patch.draw(renderer)      # wipe the old ticks and labels
+        ax.draw(renderer)         # animated (dynamic) artists are skipped here
+        self._extents[ax] = new
 
     def png(self) -> bytes:
         canvas = _own_canvas(self.fig, self.dpi)
@@ -76,9 +100,16 @@ class BlitPNG:
             if self.fig.get_layout_engine() is not None:
                 self.fig.set_layout_engine("none")
                 canvas.draw()
+            renderer = canvas.get_renderer()
+            self._extents = {ax: ax.get_tightbbox(renderer) for ax in self.fig.axes}
             self.background = canvas.copy_from_bbox(self.fig.bbox)
         else:
             canvas.restore_region(self.background)
+            if self.stale_axes:
+                for ax in self.stale_axes:
+                    self._repaint(canvas, ax)
+                self.stale_axes.clear()
+                self.background = canvas.copy_from_bbox(self.fig.bbox)
         for a in self.dynamic:
             if a.get_visible():
                 self.fig.draw_artist(a)
@@ -133,9 +164,11 @@ def count_widget(alpha=0.6, gamma=2, max_gamma: int = 16):
             cur_line.set_data(range(max_gamma + 1), curve)
             star.set_data([g], [curve[g]])
             ax2.set_ylim(0.8, max(ax2.get_ylim()[1], curve[-1] * 1.05))
-            if (g, ax2.get_ylim()) != (state["gamma"], state["ylim"]):
-                frames.invalidate()  # x range, ticks and title follow γ; y range may grow
-                state["gamma"], state["ylim"] = g, ax2.get_ylim()
+            if g != state["gamma"]:
+                frames.invalidate(ax1)  # x range, ticks and title follow γ
+            if ax2.get_ylim() != state["ylim"]:
+                frames.invalidate(ax2)  # the y range grew
+            state["gamma"], state["ylim"] = g, ax2.get_ylim()
         except ValueError as exc:  # defensive: the sliders keep values valid
             result.value = f"<span style='color:#D55E00'>{html.escape(str(exc))}</span>"
             return
