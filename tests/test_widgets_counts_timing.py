@@ -144,3 +144,34 @@ def test_questions_grade():
         assert ok
         wrong = (q.answer + 1) % len(q.options)
         assert not grade(q, wrong)[0]
+
+
+def _pixels(png_bytes):
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(bytes(png_bytes))).convert("RGB"), dtype=float)
+
+
+def test_partial_repaint_matches_a_fresh_drawing():
+    """After γ changes (partial repaints of the bar panel) the frame looks like a fresh widget's."""
+    moved = count_widget()
+    for g, a in ((16, 0.6), (0, 0.3), (7, 0.9), (3, 0.3)):
+        moved.gamma.value = g
+        moved.alpha.value = a
+    fresh = count_widget(alpha=0.3, gamma=3)
+    x, y = _pixels(moved.image.value), _pixels(fresh.image.value)
+    assert x.shape == y.shape
+    assert abs(x - y).mean() < 0.5  # same picture (up to a few antialiased edge pixels)
+
+
+def test_timing_frames_match_a_fresh_drawing():
+    moved = timing_widget()
+    c = moved.controls
+    for name, v in (("alpha", 0.9), ("gamma", 9), ("baseline_ms", 3.0), ("alpha", 0.75), ("gamma", 4),
+                    ("baseline_ms", 6.0)):
+        c[name].value = v
+    fresh = timing_widget(alpha=0.75, gamma=4)
+    assert abs(_pixels(moved.image.value) - _pixels(fresh.image.value)).mean() < 0.5
