@@ -24,14 +24,15 @@ from specdec_core.widgets.timing import timing_widget  # noqa: E402
 
 
 def bench(name, box, moves, repeat=3):
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
         for slider, value in moves:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             slider.value = value
             times.append((time.perf_counter() - t0) * 1e3)
-    print(f"{name:<24} update (callback + PNG render) median {statistics.median(times):6.1f} ms, "
-          f"max {max(times):6.1f} ms ({len(times)} updates)")
+            cpu.append((time.process_time() - c0) * 1e3)
+    print(f"[measured] {name:<24} update (callback + PNG render) median {statistics.median(times):6.1f} ms "
+          f"(CPU {statistics.median(cpu):5.1f} ms), max {max(times):6.1f} ms ({len(times)} updates)")
 
 
 def yardstick():
@@ -43,7 +44,8 @@ def yardstick():
         t0 = time.perf_counter()
         fig.canvas.draw()
         times.append((time.perf_counter() - t0) * 1e3)
-    print(f"{'yardstick (1-line fig)':<22} draw median {statistics.median(times):6.1f} ms")
+    print(f"[measured] {'yardstick (1-line fig)':<24} draw median {statistics.median(times):6.1f} ms; "
+          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
 
 
 def drag(slider, start, stop, step):
