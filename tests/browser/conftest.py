@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -199,6 +200,26 @@ def lab_server(chromium_path, tmp_path_factory) -> LabServer:
         yield lab
     finally:
         _stop_server(proc, lab)
+
+
+def _api(lab: LabServer, method: str, path: str):
+    req = urllib.request.Request(f"{lab.base}{path}", method=method,
+                                 headers={"Authorization": f"token {lab.token}"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        body = resp.read()
+    return json.loads(body) if body else None
+
+
+@pytest.fixture
+def lab(lab_server, page):
+    """The server, for one test: afterwards the page is closed and every kernel it started is shut
+    down (the idle server stays up for the next test; the session fixture stops it)."""
+    yield lab_server
+    page.context.close()
+    for session in _api(lab_server, "GET", "/api/sessions") or []:
+        _api(lab_server, "DELETE", f"/api/sessions/{session['id']}")
+    for kernel in _api(lab_server, "GET", "/api/kernels") or []:
+        _api(lab_server, "DELETE", f"/api/kernels/{kernel['id']}")
 
 
 @pytest.fixture(scope="session")

@@ -20,8 +20,8 @@ def _readouts(explorer, css):
     return [float(t) for t in texts]
 
 
-def test_q_slider_updates_alpha_and_acceptance(contract, lab_server, page, screenshots_dir):
-    open_notebook(page, lab_server, NOTEBOOK, "nb01")
+def test_q_slider_updates_alpha_and_acceptance(contract, lab, page, screenshots_dir):
+    open_notebook(page, lab, NOTEBOOK, "nb01")
     run_all(page)
 
     # The output that holds the explorer (the notebook may show other widgets too).

@@ -16,9 +16,9 @@ def contract():
     return notebook_contract(NOTEBOOK, "specdec_core.widgets.stepper")
 
 
-def test_next_button_updates_counters(contract, lab_server, page, screenshots_dir):
+def test_next_button_updates_counters(contract, lab, page, screenshots_dir):
     records = contract.demo_records()
-    open_notebook(page, lab_server, NOTEBOOK, "nb03")
+    open_notebook(page, lab, NOTEBOOK, "nb03")
     run_all(page)
 
     stepper = page.locator(".jp-OutputArea-output", has=page.locator(".specdec-counters")).first

@@ -20,13 +20,13 @@ SMOKE_CELLS = [
 ]
 
 
-def test_lab_runs_a_notebook_and_a_slider_reaches_the_kernel(lab_server, page):
+def test_lab_runs_a_notebook_and_a_slider_reaches_the_kernel(lab, page):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in SMOKE_CELLS])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    (lab_server.root / "_smoke").mkdir(exist_ok=True)
-    nbformat.write(nb, lab_server.root / "_smoke" / "smoke.ipynb")
+    (lab.root / "_smoke").mkdir(exist_ok=True)
+    nbformat.write(nb, lab.root / "_smoke" / "smoke.ipynb")
 
-    open_notebook(page, lab_server, "_smoke/smoke.ipynb", "smoke")
+    open_notebook(page, lab, "_smoke/smoke.ipynb", "smoke")
     run_all(page)
     expect(page.locator(".jp-OutputArea-output").filter(has_text="ready 42")).to_have_count(1)
     square = page.locator(".smoke-square")
