@@ -174,3 +174,17 @@ def test_figure_updater_keeps_its_symbol_count():
     assert [r.get_height() for r in ax.containers[2]] == pytest.approx([0.2, 0.3, 0.5])
     with pytest.raises(ValueError, match="3 symbols"):
         update([0.25] * 4, [0.25] * 4)
+
+
+def test_static_figures_build():
+    import matplotlib.pyplot as plt
+    from specdec_core import WORKED
+    from specdec_core.plots.acceptance import acceptance_figure, comparison_figure, thinning_figure
+
+    for fig in (acceptance_figure(WORKED.p, WORKED.q), thinning_figure(WORKED.p, WORKED.q, "ABC"),
+                comparison_figure([0.2, 0.3, 0.1], [0.21, 0.29, 0.1], title="t", exact_label="e",
+                                  empirical_label="s")):
+        assert fig.axes
+        plt.close(fig)
+    with pytest.raises(ValueError, match="must name the 3 symbols"):
+        acceptance_figure(WORKED.p, WORKED.q, ("A", "B"))

@@ -99,3 +99,32 @@ def comparison_figure(exact, empirical, *, title, exact_label, empirical_label, 
     ax.legend(fontsize=8, loc="upper right", frameon=False, bbox_to_anchor=(1.0, 0.9))
     tag_kind(ax, kind)
     return fig
+
+
+def draw_thinning(ax, p, q, symbols=None):
+    """Each draft bar q(x) cut at the target's level: the kept part min(p, q) and the rejected
+    part max(q − p, 0) stacked, with p(x) marked by a black line."""
+    acc = np.asarray(accepted_mass(p, q), dtype=np.float64)
+    pf, qf = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    labels = _labels(len(pf), symbols)
+    x = np.arange(len(pf))
+    ax.bar(x, acc, 0.5, color=COLORS["accepted"], hatch=HATCHES["accepted"], edgecolor="white",
+           label="proposed and kept: min(p, q)")
+    ax.bar(x, qf - acc, 0.5, bottom=acc, color=COLORS["rejected"], hatch=HATCHES["rejected"],
+           edgecolor="white", label="proposed and rejected: max(q − p, 0)")
+    ax.hlines(pf, x - 0.38, x + 0.38, colors=COLORS["ink"], lw=2.0, label="target level p(x)")
+    ax.set_xticks(x, labels)
+    ax.set_ylabel("probability")
+    ax.set_ylim(0, max(float(pf.max()), float(qf.max())) * 1.45)
+    rejected = float(qf.sum() - acc.sum())
+    ax.set_title(f"the draft's proposals, thinned: rejected mass 1 − α = {rejected:.4f}", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left", frameon=False)
+    return ax
+
+
+def thinning_figure(p, q, symbols=None):
+    """Static figure of :func:`draw_thinning` (tagged *derived*)."""
+    fig, ax = new_axes(width=6.0, height=3.2)
+    draw_thinning(ax, p, q, symbols)
+    tag_kind(ax, "derived")
+    return fig
