@@ -1,12 +1,13 @@
 """Proof that the nbval check can fail: a changed worked value in a stored output is caught.
 
 Notebook 01 is copied twice into a temporary folder: once unchanged, once with α's stored output
-changed from 3/5 to 2/5. nbval (in a subprocess, as the test command runs it) must pass every cell
-of the first copy and fail exactly the α cell of the second.
+changed from 3/5 to 2/5. One nbval run over both copies (a subprocess, with the options of the
+test command; the JUnit report tells the copies apart) must pass every cell of the first copy and
+fail exactly the α cell of the second.
 """
 import json
 import os
-import re
+import xml.etree.ElementTree as ET
 import subprocess
 import sys
 from pathlib import Path
@@ -34,21 +35,25 @@ def test_changed_worked_value_fails_and_original_passes(tmp_path):
             out["text"] = text.replace(MARKER, MARKER.replace("3/5", "2/5"))
     (tmp_path / "bad.ipynb").write_text(json.dumps(nb), encoding="utf-8")
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # not the repo's addopts
+    # a copy next to the notebooks: a sanitize file outside the rootdir garbles nbval's node ids
+    (tmp_path / "sanitize.cfg").write_text(SANITIZE.read_text(encoding="utf-8"), encoding="utf-8")
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "jupyter"),
                IPYTHONDIR=str(tmp_path / "ipython"), MPLCONFIGDIR=str(tmp_path / "mpl"))
 
-    def nbval(name):
-        proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "-q", "--nbval",
-             "--nbval-current-env", "--nbval-sanitize-with", str(SANITIZE), name],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-        log = proc.stdout + proc.stderr
-        return (proc.returncode, re.findall(r"^PASSED .*Cell (\d+)", log, flags=re.M),
-                re.findall(r"^FAILED .*Cell (\d+)", log, flags=re.M), log)
-
-    code, passed, failed, log = nbval("good.ipynb")
-    assert code == 0 and not failed and len(passed) >= 10, log
-    code, passed, failed, log = nbval("bad.ipynb")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--nbval",
+         "--nbval-current-env", "--nbval-sanitize-with", "sanitize.cfg", "--junitxml=report.xml",
+         "good.ipynb", "bad.ipynb"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    log = proc.stdout + proc.stderr
+    results = {}  # notebook -> {cell name: passed?}
+    for case in ET.parse(tmp_path / "report.xml").getroot().iter("testcase"):
+        bad = case.find("failure") is not None or case.find("error") is not None
+        results.setdefault(case.get("classname"), {})[case.get("name")] = not bad
+    good, changed = results.get("good.ipynb", {}), results.get("bad.ipynb", {})
+    assert len(good) >= 10 and all(good.values()), log
     code_index = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"].index(idx)
-    assert code == 1 and failed == [str(code_index)], log  # nbval numbers code cells only
+    # nbval numbers code cells only; exactly the changed cell fails
+    assert [name for name, ok in changed.items() if not ok] == [f"Cell {code_index}"], log
+    assert len(changed) == len(good) and proc.returncode == 1, log
     assert "2/5" in log and "3/5" in log  # the mismatch report shows both values
