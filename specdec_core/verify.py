@@ -40,7 +40,8 @@ def acceptance_probabilities(p, q):
         return np.vectorize(lambda pv, qv: Fraction(1) if qv == 0 else min(Fraction(1), pv / qv),
                             otypes=[object])(pa, qa)
     out = np.ones_like(pa)
-    np.divide(pa, qa, out=out, where=qa > 0)
+    with np.errstate(over="ignore"):  # p/q overflows to inf for subnormal q; min(1, inf) = 1
+        np.divide(pa, qa, out=out, where=qa > 0)
     return np.minimum(out, 1.0)
 
 
