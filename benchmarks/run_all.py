@@ -1,0 +1,23 @@
+"""Run every benchmark script in benchmarks/ (``make bench``). Pass --skip-llm to leave out the
+real-model measurement, which takes several minutes."""
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+if __name__ == "__main__":
+    skip_llm = "--skip-llm" in sys.argv
+    failed = []
+    for script in sorted(glob.glob(os.path.join(HERE, "bench_*.py"))):
+        name = os.path.basename(script)
+        if skip_llm and name.startswith("bench_llm"):
+            continue
+        print(f"\n===== {name} =====", flush=True)
+        if subprocess.run([sys.executable, script], cwd=os.path.dirname(HERE)).returncode:
+            failed.append(name)
+    if failed:
+        sys.exit(f"failed: {', '.join(failed)}")
