@@ -93,6 +93,7 @@ class LabServer:
     root: Path          # the server's root_dir: holds notebooks/ (a copy)
     runtime: Path
     log: Path
+    stop: object = None  # idempotent: stops the server and its kernels
 
     def url(self, relpath: str, workspace: str) -> str:
         return f"{self.base}/lab/workspaces/{workspace}/tree/{relpath}?reset&token={self.token}"
@@ -195,11 +196,19 @@ def lab_server(chromium_path, tmp_path_factory) -> LabServer:
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     lab = LabServer(f"http://127.0.0.1:{port}", token, root, dirs["runtime"], log)
+    stopped = []
+
+    def stop():
+        if not stopped:
+            stopped.append(True)
+            _stop_server(proc, lab)
+
+    lab.stop = stop
     try:
         _wait_for_port(port, proc, log, SERVER_START_TIMEOUT)
         yield lab
     finally:
-        _stop_server(proc, lab)
+        stop()
 
 
 def _api(lab: LabServer, method: str, path: str):
@@ -211,7 +220,7 @@ def _api(lab: LabServer, method: str, path: str):
 
 
 @pytest.fixture
-def lab(lab_server, page):
+def lab(lab_server, page, request):
     """The server, for one test: afterwards the page is closed and every kernel it started is shut
     down (the idle server stays up for the next test; the session fixture stops it)."""
     yield lab_server
@@ -220,6 +229,11 @@ def lab(lab_server, page):
         _api(lab_server, "DELETE", f"/api/sessions/{session['id']}")
     for kernel in _api(lab_server, "GET", "/api/kernels") or []:
         _api(lab_server, "DELETE", f"/api/kernels/{kernel['id']}")
+    # After the session's last browser test, stop the server now rather than at the very end of
+    # the whole test run (the notebooks' nbval run comes later and the machine is small).
+    browser_items = [i for i in request.session.items if i.get_closest_marker("browser")]
+    if browser_items and request.node is browser_items[-1]:
+        lab_server.stop()
 
 
 @pytest.fixture(scope="session")
