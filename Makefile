@@ -22,6 +22,9 @@ lab: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest
 
+site: $(STAMP)
+	$(PY) tools/build_site.py
+
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 

@@ -13,17 +13,10 @@ from matplotlib.figure import Figure
 from ..kv import (DTYPE_BYTES, PRESETS, best_configuration, compare_configurations, fmt_bytes,
                   fmt_gib, gib_to_bytes, max_concurrent_sequences, rollback_positions,
                   working_set)
+from .frames import figure_png, png_image
 from ..plots.kv import PART_STYLE, BreakdownView
 
 
-def figure_png(fig, dpi: int = 80) -> bytes:
-    """The figure as PNG bytes for an ipywidgets.Image (rendered here, so updates are timed
-    in full). Belongs in plots.style once shared."""
-    import io
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return buf.getvalue()
 
 DEFAULTS = dict(target="Llama-3.1-8B", draft="Llama-3.2-1B", dtype="bf16", context=8192,
                 sequences=16, gamma=4, budget_gib=40.0, include_weights=True, alpha=0.7, draft_cost=0.1)
@@ -98,9 +91,8 @@ def kv_calculator(**overrides) -> w.VBox:
     }
     result = w.HTML()
     result.add_class("specdec-kv-result")
-    out = w.Image(format="png")
-    out.add_class("specdec-figure")
     fig = Figure(figsize=(6.4, 1.6))              # fixed layout: no solver on every redraw
+    out = png_image(fig, dpi=80, css_class="specdec-figure")
     view = BreakdownView(fig.add_axes((0.03, 0.3, 0.94, 0.55)), legend=False)  # legend: the table
 
     def update(_=None):
@@ -110,7 +102,7 @@ def kv_calculator(**overrides) -> w.VBox:
         if ws is not None:
             view.update(ws, f"{vals['target']} + {vals['draft']}, {vals['sequences']} × "
                                    f"{vals['context']:,} tokens, γ = {vals['gamma']}")
-            out.value = figure_png(fig)
+            out.value = figure_png(fig, dpi=80)
 
     for c in controls.values():
         c.observe(update, names="value")

@@ -34,17 +34,28 @@ def quiz_widget(question: Question) -> w.VBox:
     return box
 
 
+#: Hides the static copy where the live quiz widget rendered just above it (JupyterLab with a
+#: kernel); GitHub strips <style>, and nbviewer/nbconvert without a kernel keep the copy visible.
+_HIDE_WHEN_LIVE = ("<style>.jp-OutputArea-child:has(.specdec-quiz) + .jp-OutputArea-child "
+                   ".specdec-quiz-static {display: none;}</style>")
+
+
 def static_quiz_html(question: Question) -> str:
     """The same question as plain HTML with the answer in a collapsed <details>."""
     opts = "".join(f"<li>{html.escape(o)}</li>" for o in question.options)
     ans = html.escape(question.options[question.answer])
-    return (f"<p><b>Self-check.</b> {html.escape(question.prompt)}</p><ol type='a'>{opts}</ol>"
+    return (f"{_HIDE_WHEN_LIVE}<div class='specdec-quiz-static'>"
+            f"<p><b>Self-check</b> <i>(static copy for reading without a kernel)</i>. "
+            f"{html.escape(question.prompt)}</p><ol type='a'>{opts}</ol>"
             f"<details><summary>Show the answer</summary><p><b>{ans}</b>. "
-            f"{html.escape(question.explanation)}</p></details>")
+            f"{html.escape(question.explanation)}</p></details></div>")
 
 
 def show_quiz(question: Question):
-    """Display the interactive quiz (live kernel) and its static fallback (no kernel)."""
+    """Display the interactive quiz (live kernel) and its static fallback (no kernel).
+
+    In JupyterLab with a running kernel the fallback hides itself (a CSS ``:has`` rule), so the
+    learner sees the question once; on GitHub / nbviewer the fallback is what shows."""
     from IPython.display import HTML, display
 
     display(quiz_widget(question))

@@ -8,20 +8,13 @@ import ipywidgets as w
 from matplotlib.figure import Figure
 
 from ..formatting import fmt
+from .frames import figure_png, png_image
 from ..plots.transforms import SETUP_TITLES, ComparisonView
 from ..toy import SYMBOLS, toy_draft, toy_target
 from ..transforms import SETUPS, make_transform, one_position_acceptance, setup_distributions, verified_output
 from ..verify import total_variation
 
 
-def figure_png(fig, dpi: int = 80) -> bytes:
-    """The figure as PNG bytes for an ipywidgets.Image (rendered here, so updates are timed
-    in full). Belongs in plots.style once shared."""
-    import io
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return buf.getvalue()
 
 CONTEXTS = {"start": (), "after A": (0,), "after B": (1,), "after C": (2,), "after D": (3,)}
 DEFAULTS = dict(setup="greedy_draft", transform="temperature", temperature=0.5, k=2, top_p=0.7,
@@ -76,9 +69,8 @@ def transform_lab(**overrides) -> w.VBox:
     }
     result = w.HTML()
     result.add_class("specdec-transform-result")
-    out = w.Image(format="png")
-    out.add_class("specdec-figure")
     fig = Figure(figsize=(5.0, 2.8))              # fixed layout: no solver on every redraw
+    out = png_image(fig, dpi=80, css_class="specdec-figure")
     view = ComparisonView(fig.add_axes((0.12, 0.12, 0.85, 0.72)), SYMBOLS)
     target, draft = toy_target(), toy_draft()
 
@@ -90,7 +82,7 @@ def transform_lab(**overrides) -> w.VBox:
             intended, emitted, tv = res
             view.update(intended, emitted,
                             f"{SETUP_TITLES[vals['setup']]} ({vals['context']}), TV = {tv:.4f}")
-            out.value = figure_png(fig)
+            out.value = figure_png(fig, dpi=80)
 
     for c in controls.values():
         c.observe(update, names="value")
