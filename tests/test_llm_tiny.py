@@ -233,7 +233,7 @@ def test_prompt_lookup_draft():
     assert d.available((7, 8), 3) == 0       # no earlier match
     assert d.propose_tokens((7, 8), 2) == [8, 8]  # fallback: repeat the last token
     # the latest earlier match wins
-    assert PromptLookupDraft(10, n_max=1).propose_tokens((5, 1, 5, 2, 5), 1) == [2]
+    assert PromptLookupDraft(10, n_max=1, n_min=1).propose_tokens((5, 1, 5, 2, 5), 1) == [2]
 
 
 def test_layer_skip_draft_propose_matches_its_rows(tiny, ids):

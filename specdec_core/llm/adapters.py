@@ -108,7 +108,7 @@ class PromptLookupDraft:
     :meth:`available` tells how many tokens a genuine match offers (for variable γ).
     """
 
-    def __init__(self, vocab_size: int, n_max: int = 3, n_min: int = 1, log: CallLog | None = None):
+    def __init__(self, vocab_size: int, n_max: int = 3, n_min: int = 2, log: CallLog | None = None):
         self.V = int(vocab_size)
         self.n_max, self.n_min = int(n_max), int(n_min)
         self.log = log if log is not None else CallLog()

@@ -166,20 +166,21 @@ def run_speculative(target, draft, prefix, gamma, max_new_tokens, rng, *, adapti
 
 def position_cost_curve(model, context, Ts, *, reps=5):
     """Milliseconds to score T new positions after ``context`` (forward + head), T in Ts:
-    {T: (min, median)} over ``reps`` repetitions (the cache is rolled back in between)."""
+    {T: (min, median)} over ``reps`` repetitions. The repetitions sweep all T in turn
+    (rather than repeating one T back to back), so a burst of load elsewhere on the machine
+    spoils one point of several curves instead of a whole point; the cache is rolled back
+    between calls."""
     cache = model.new_cache(len(context) + max(Ts) + 1)
     model.forward(list(context), cache)
     n0 = cache.n
-    out = {}
-    for T in Ts:
-        ts = []
-        for _ in range(reps):
+    ts = {T: [] for T in Ts}
+    for _ in range(reps):
+        for T in Ts:
             cache.rollback(n0)
             t = time.perf_counter()
             model.logits(model.forward([(13 * i + 7) % model.cfg.vocab_size for i in range(T)], cache))
-            ts.append(1e3 * (time.perf_counter() - t))
-        out[T] = (min(ts), float(np.median(ts)))
-    return out
+            ts[T].append(1e3 * (time.perf_counter() - t))
+    return {T: (min(v), float(np.median(v))) for T, v in ts.items()}
 
 
 def expected_tokens_iid(alpha, gamma):

@@ -1,0 +1,45 @@
+"""The three workloads of notebook 07 and its benchmark: prompts as ChatML token ids."""
+from __future__ import annotations
+
+PARAGRAPH = (
+    "The lighthouse stood at the end of a narrow spit of rock, and every night for forty years "
+    "its keeper climbed the one hundred and twelve steps to light the lamp. Ships passing in the "
+    "dark saw the beam sweep across the water and knew where the reef lay. When the keeper grew "
+    "old, the town decided to replace the lamp with an automatic light, and a crew of engineers "
+    "arrived with crates of cables, batteries and glass. The keeper watched them work for three "
+    "days. On the last evening he climbed the steps one more time, wiped the great lens with a "
+    "soft cloth, and walked down to the village without looking back."
+)
+
+CODE = '''def average(values):
+    total = 0
+    count = 0
+    for v in values:
+        total = total + v
+        count = count + 1
+    if count == 0:
+        return 0
+    return total / count
+
+
+def report(values):
+    total = sum(values)
+    print("total:", total)
+    print("average:", average(values))
+'''
+
+WORKLOADS = {
+    "copy": ("Copy-heavy: repeat a given paragraph",
+             "Repeat the following paragraph exactly, word for word:\n\n" + PARAGRAPH),
+    "code": ("Code edit: rename a variable in a given function",
+             "Rewrite this Python code, renaming the variable `total` to `running_sum` everywhere. "
+             "Output only the code.\n\n```python\n" + CODE + "```"),
+    "story": ("Open story: no source to copy from",
+              "Write a short story about a lighthouse keeper who finds a message in a bottle."),
+}
+
+
+def workload_prompt(codec, name: str) -> list:
+    if name not in WORKLOADS:
+        raise ValueError(f"workload must be one of {tuple(WORKLOADS)}, got {name!r}")
+    return codec.chat(WORKLOADS[name][1])
