@@ -305,3 +305,11 @@ def test_end_to_end_law_on_tiny_model(tiny, ids):
     res = chi_square_gof(samples, law, threshold=1e-3)
     assert not res.rejected, str(res)
     assert 0 < accepted < proposed          # both branches (accept and correct) were exercised
+
+
+def test_unwritable_cache_falls_back(tiny, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.warns(UserWarning, match="cache"):
+        cfg, w, tok, info = load_gguf(str(tiny[0]), cache=str(blocker))
+    assert not info.from_cache and info.cache_dir is None and "head" in w

@@ -250,6 +250,12 @@ def load_gguf(path: str | None = None, *, cache: bool | str = True, progress=Non
     stages["pack_s"] = time.perf_counter() - t
     if folder is not None:
         t = time.perf_counter()
-        _save_cache(folder, cfg, packed, tok)
+        try:
+            _save_cache(folder, cfg, packed, tok)
+        except OSError as e:  # read-only home, full disk: work without the cache
+            import warnings
+
+            warnings.warn(f"could not write the weight cache under {folder}: {e}")
+            folder = None
         stages["save_cache_s"] = time.perf_counter() - t
     return cfg, packed, tok, LoadInfo(path, False, time.perf_counter() - t0, folder, stages)

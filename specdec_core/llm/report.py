@@ -146,3 +146,23 @@ MEASURE_QUESTION = Question(
                 "call, so the speedup is at most (γ + 1) ÷ (cost of that call in single steps). On a small CPU the "
                 "matrix products are not free for extra rows, so that cost grows with γ and caps the gain.",
 )
+
+
+def round_profile_lines(res, *, threads: int, temperature: float = 0.0) -> list:
+    """Per workload, the best run: time per round split into draft / verify / overhead, the
+    histogram of tokens per round and the acceptance at each proposal position."""
+    lines = []
+    for w in ("copy", "code", "story"):
+        sel = runs(res, workload=w, threads=threads, temperature=temperature)
+        if not sel:
+            continue
+        r = max(sel, key=lambda x: x["speedup"])
+        n = r["rounds"]
+        lines.append(f"{w}: {r['draft']} γ={r['gamma']}, ×{r['speedup']:.2f}; per round: draft "
+                     f"{1e3 * r['draft_s'] / n:.2f} ms, verify {1e3 * r['target_s'] / n:.1f} ms, "
+                     f"overhead {1e3 * r['overhead_s'] / n:.2f} ms")
+        hist = ", ".join(f"{k}:{c}" for k, c in enumerate(r["k_hist"]) if c)
+        lines.append(f"   rounds by tokens emitted {{{hist}}}")
+        acc = " ".join(f"{a / c:.2f}" if c else "—" for a, c in r["accept_by_pos"])
+        lines.append(f"   acceptance by position: {acc}")
+    return lines
