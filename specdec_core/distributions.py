@@ -180,21 +180,27 @@ def check_gamma(gamma, name: str = "gamma") -> int:
     return int(gamma)
 
 
-def check_time(x, name: str):
-    """A non-negative, finite duration. Exact stays exact."""
+def check_nonnegative(x, name: str, what: str = "a non-negative number"):
+    """A non-negative, finite scalar. Exact (int / Fraction / sympy Rational) stays exact as a
+    Fraction; any other real becomes a float. ``what`` names the expected kind in the message."""
     if _is_exact_scalar(x):
         f = to_fraction(x, name)
         if f < 0:
             raise ValueError(f"{name} must be non-negative, got {f}")
         return f
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, np.floating)):
-        raise ValueError(f"{name} must be a number of milliseconds, got {x!r}")
+        raise ValueError(f"{name} must be {what}, got {x!r}")
     x = float(x)
     if np.isnan(x) or np.isinf(x):
         raise ValueError(f"{name} must be finite, got {x}")
     if x < 0:
         raise ValueError(f"{name} must be non-negative, got {x}")
     return x
+
+
+def check_time(x, name: str):
+    """A non-negative, finite duration in milliseconds. Exact stays exact."""
+    return check_nonnegative(x, name, "a number of milliseconds")
 
 
 def as_float(x) -> np.ndarray:

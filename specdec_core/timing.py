@@ -9,20 +9,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from .distributions import check_gamma, check_time, _is_exact_scalar
+from .distributions import check_gamma, check_nonnegative, check_time
 
 
 def _check_tokens(x, name="expected_tokens"):
-    if _is_exact_scalar(x):
-        return check_time(x, name)  # same rules: exact, non-negative
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.floating, np.integer)):
-        raise ValueError(f"{name} must be a number of tokens, got {x!r}")
-    x = float(x)
-    if np.isnan(x) or np.isinf(x):
-        raise ValueError(f"{name} must be finite, got {x}")
-    if x < 0:
-        raise ValueError(f"{name} must be non-negative, got {x}")
-    return x
+    return check_nonnegative(x, name, "a number of tokens")
 
 
 def round_time_ms(*, draft_ms, verify_ms, overhead_ms=0):
@@ -67,16 +58,7 @@ def _both_exact(*xs) -> bool:
 
 def _check_nonneg(x, name: str, what: str = "a non-negative number"):
     """A non-negative finite scalar (exact stays exact), for cost ratios and per-unit costs."""
-    if _is_exact_scalar(x):
-        return check_time(x, name)
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.floating, np.integer)):
-        raise ValueError(f"{name} must be {what}, got {x!r}")
-    x = float(x)
-    if np.isnan(x) or np.isinf(x):
-        raise ValueError(f"{name} must be finite, got {x}")
-    if x < 0:
-        raise ValueError(f"{name} must be non-negative, got {x}")
-    return x
+    return check_nonnegative(x, name, what)
 
 
 def _check_baseline(baseline_ms):
