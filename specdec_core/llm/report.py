@@ -166,3 +166,33 @@ def round_profile_lines(res, *, threads: int, temperature: float = 0.0) -> list:
         acc = " ".join(f"{a / c:.2f}" if c else "—" for a, c in r["accept_by_pos"])
         lines.append(f"   acceptance by position: {acc}")
     return lines
+
+
+def closing_lines(res) -> list:
+    """The numbers the closing note lists, read from the results file."""
+    lines = []
+    for th in res["settings"]["threads"]:
+        lines.append(f"{th} BLAS thread(s):")
+        for temp in (0.0, 1.0):
+            parts = []
+            for w in ("copy", "code", "story"):
+                sel = runs(res, workload=w, threads=th, temperature=temp)
+                if sel:
+                    b = max(sel, key=lambda r: r["speedup"])
+                    parts.append(f"{w} ×{b['speedup']:.2f} ({b['draft']}, γ={b['gamma']})")
+            lines.append(f"   best speedup, {'greedy' if temp == 0 else 'temperature 1'}: " + "; ".join(parts))
+        ls = [r for r in runs(res, threads=th) if r["draft"].startswith("layerskip")]
+        if ls:
+            lines.append(f"   layer-skip drafts: speedup ×{min(r['speedup'] for r in ls):.2f} … "
+                         f"×{max(r['speedup'] for r in ls):.2f}, α {min(r['alpha'] for r in ls):.2f} … "
+                         f"{max(r['alpha'] for r in ls):.2f}")
+        b = res["best_copy_greedy"][f"threads{th}"]
+        lines.append(f"   copy-heavy greedy, best: ×{b['speedup']:.2f} against the 4× goal and a ceiling of "
+                     f"×{b['ceiling']:.2f} at γ = {b['gamma']}")
+        errs = prediction_errors(res, threads=th)
+        lines.append("   notebook 05's prediction, median |error|: "
+                     + ", ".join(f"{w} {100 * m:.0f}%" for w, (m, _) in errs.items()))
+    g = res["gof"]
+    lines.append(f"end-to-end law: p-value {g['p_value']:.3g} over {g['runs']} runs "
+                 f"({'rejected' if g['rejected'] else 'not rejected'} at {g['threshold']:g})")
+    return lines
