@@ -15,6 +15,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import sys
 import time
 from collections import Counter
@@ -34,6 +35,12 @@ from specdec_core.llm.runs import (one_step_gap, position_cost_curve, predict_to
 from specdec_core.llm.workloads import WORKLOADS, workload_prompt  # noqa: E402
 
 MAX_NEW = {"copy": 120, "code": 90, "story": 120}
+
+
+def compact_number_lists(text):
+    """Put lists of plain numbers (token ids, histograms) on one line in the indented JSON."""
+    return re.sub(r"\[\s+([-+\d.eE,\s]+?)\s+\]",
+                  lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]", text)
 
 
 def machine():
@@ -253,8 +260,9 @@ def main():
 
     info["load_avg_end"] = os.getloadavg()
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    text = json.dumps(out, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
     with open(args.out, "w") as f:
-        json.dump(out, f, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
+        f.write(compact_number_lists(text) + "\n")
     log("wrote", args.out)
 
 

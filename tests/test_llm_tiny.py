@@ -313,3 +313,9 @@ def test_unwritable_cache_falls_back(tiny, tmp_path):
     with pytest.warns(UserWarning, match="cache"):
         cfg, w, tok, info = load_gguf(str(tiny[0]), cache=str(blocker))
     assert not info.from_cache and info.cache_dir is None and "head" in w
+
+
+def test_context_length_is_enforced(tiny):
+    m = tiny[2].model
+    with pytest.raises(ValueError, match="context length"):
+        m.forward([5] * (m.cfg.context_length + 1), m.new_cache())

@@ -173,6 +173,8 @@ class Llama:
             return np.zeros((0, c.dim), F32)
         n0 = cache.n
         n = n0 + T
+        if n > c.context_length:
+            raise ValueError(f"{n} positions exceed the model's context length {c.context_length}")
         cache.ensure(n)
         x = self.embed(tokens)
         cos, sin = rope_tables(np.arange(n0, n), c.head_dim, c.rope_base)
