@@ -96,7 +96,7 @@ def alpha_figure(res):
         ax.plot(ks, [a[key][k] for k in ks], "o-", color=col, label=lab)
     best_lookup = max(r["alpha"] for r in runs(res, workload="copy", temperature=0.0, draft="lookup-adaptive"))
     ax.axhline(best_lookup, color=COLORS["accepted"], ls="--", lw=1, label="prompt lookup, copy, greedy")
-    ax.set(xlabel="layers kept by the self-draft (of 30)", ylabel="α per proposal", ylim=(0, 1.02),
+    ax.set(xlabel="layers kept by the self-draft (of 30)", ylabel="α per proposal", ylim=(0, 1.12),
            title="Layer skipping without training")
     ax.legend(fontsize=7)
     tag_kind(ax, "measured", "upper left")

@@ -169,17 +169,18 @@ def position_cost_curve(model, context, Ts, *, reps=5):
     {T: (min, median)} over ``reps`` repetitions. The repetitions sweep all T in turn
     (rather than repeating one T back to back), so a burst of load elsewhere on the machine
     spoils one point of several curves instead of a whole point; the cache is rolled back
-    between calls."""
+    between calls. One untimed sweep comes first."""
     cache = model.new_cache(len(context) + max(Ts) + 1)
     model.forward(list(context), cache)
     n0 = cache.n
     ts = {T: [] for T in Ts}
-    for _ in range(reps):
+    for rep in range(reps + 1):  # the first sweep only warms up (page faults, thread start-up)
         for T in Ts:
             cache.rollback(n0)
             t = time.perf_counter()
             model.logits(model.forward([(13 * i + 7) % model.cfg.vocab_size for i in range(T)], cache))
-            ts[T].append(1e3 * (time.perf_counter() - t))
+            if rep:
+                ts[T].append(1e3 * (time.perf_counter() - t))
     return {T: (min(v), float(np.median(v))) for T, v in ts.items()}
 
 
