@@ -16,8 +16,9 @@ model offers them:
 * target ``model.score(prefix, continuation) -> array (len(continuation)+1, V)``: the
   distributions after ``prefix``, ``prefix + continuation[:1]``, …, ``prefix + continuation``
   in one call (a transformer scores them in one forward pass);
-* draft ``model.propose(prefix, gamma, rng) -> (tokens, q_rows)``: γ proposals and the (γ, V)
-  distributions they were drawn from (e.g. prompt lookup, whose q rows are one-hot).
+* draft ``model.propose(prefix, gamma, rng) -> (tokens, q_rows)``: up to γ proposals and the
+  distributions they were drawn from, one row each (e.g. prompt lookup, whose q rows are one-hot
+  and which may offer fewer than γ when its match runs out).
 
 Every random draw comes from the ``numpy.random.Generator`` passed in.
 """
@@ -240,6 +241,13 @@ def speculative_round(target, draft, prefix, *, gamma, rng, correction="residual
     if correction not in CORRECT_RULES:
         raise ValueError(f"correction must be one of {CORRECT_RULES}, got {correction!r}")
     xs, q_rows = draft_proposals(draft, prefix, gamma, rng)
+    if len(xs) > gamma:
+        raise ValueError(f"draft proposed {len(xs)} tokens, more than gamma = {gamma}")
+    if len(xs) < gamma:
+        # A draft may offer fewer proposals (prompt lookup without a full match). The law is
+        # kept because how many it offers depends only on the prefix, never on the target.
+        gamma = len(xs)
+        q_rows = q_rows[:gamma] if gamma else np.zeros((0, 0))
     p_rows = target_rows(target, prefix, xs)
     if gamma and q_rows.shape != (gamma, p_rows.shape[1]):
         raise ValueError(f"draft rows have shape {q_rows.shape}, target rows {p_rows.shape}: vocabularies differ")

@@ -91,8 +91,10 @@ def test_report_reads_the_stored_results():
     assert report.speedup_table(res, threads=th, temperature=0.0)
     assert report.round_profile_lines(res, threads=th)
     assert "cores" in report.how(res, th)
-    for fig in (report.cost_curve_figure(res, {1: 10.0}), report.alpha_figure(res),
-                report.prediction_figure(res, threads=th)):
+    from specdec_core.plots import llm as llm_figures
+
+    for fig in (llm_figures.cost_curve_figure(res, {1: 10.0}), llm_figures.alpha_figure(res),
+                llm_figures.prediction_figure(res, threads=th)):
         assert fig.axes
         plt.close(fig)
     assert all(r["greedy_equal"] for r in res["runs"] if r["temperature"] == 0)

@@ -129,3 +129,48 @@ def test_same_seed_different_text():
     assert a != b
     # and each is reproducible
     assert a == speculative_generate(T, D, (), gamma=3, max_new_tokens=12, rng=np.random.default_rng(0)).tokens
+
+
+class ShortDraft:
+    """The toy draft, offering fewer proposals after some prefixes (after C: one; after D: none)."""
+
+    def __init__(self):
+        self.vocab_size = D.vocab_size
+
+    def __call__(self, prefix):
+        return D(prefix)
+
+    def propose(self, prefix, gamma, rng):
+        last = prefix[-1] if prefix else None
+        g = {2: min(gamma, 1), 3: 0}.get(last, gamma)
+        toks, rows, ctx = [], [], tuple(prefix)
+        for _ in range(g):
+            q = D(ctx)
+            x = int(rng.choice(len(q), p=q))
+            toks.append(x), rows.append(q)
+            ctx += (x,)
+        return toks, (np.stack(rows) if rows else np.zeros((0, self.vocab_size)))
+
+
+def test_draft_offering_fewer_proposals_keeps_the_law():
+    rng = np.random.default_rng(12)
+    draft = ShortDraft()
+    runs = [speculative_generate(T, draft, (), gamma=3, max_new_tokens=L, rng=rng) for _ in range(N)]
+    # some rounds really are short: after D, with tokens still to go, nothing is proposed
+    long = speculative_generate(T, draft, (), gamma=3, max_new_tokens=40, rng=np.random.default_rng(13))
+    assert any(rec.gamma == 0 and len(rec.prefix) < 39 for rec in long.records if rec.prefix[-1:] == (3,))
+    assert len(long.tokens) == 40
+    res = chi_square_gof(Counter(r.tokens for r in runs), sequence_law(T, (), L))
+    assert not res.rejected, str(res)
+
+
+def test_draft_offering_more_than_gamma_is_refused():
+    class Greedy:
+        def __call__(self, prefix):
+            return D(prefix)
+
+        def propose(self, prefix, gamma, rng):
+            return [0] * (gamma + 1), np.tile(D(prefix), (gamma + 1, 1))
+
+    with pytest.raises(ValueError, match="more than gamma"):
+        speculative_generate(T, Greedy(), (), gamma=2, max_new_tokens=3, rng=np.random.default_rng(0))
