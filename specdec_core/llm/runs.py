@@ -119,21 +119,32 @@ def _stats(label, gamma, temperature, result, wall, target_s, draft_s):
                     [r.gamma for r in result.records], by_pos)
 
 
+class OfferOnlyMatches:
+    """A draft that offers only what its match really holds: ``propose`` returns
+    min(γ, draft.available(context, γ)) proposals (possibly none, then the round is a plain
+    target step). How many depends only on the context, so the target's law is kept."""
+
+    def __init__(self, draft):
+        self.draft = draft
+
+    def __call__(self, prefix):
+        return self.draft(prefix)
+
+    def propose(self, prefix, gamma, rng):
+        g = min(gamma, self.draft.available(prefix, gamma))
+        if g == 0:
+            return (), np.zeros((0, 0))
+        return self.draft.propose(prefix, g, rng)
+
+
 def speculative_generate_adaptive(target, draft, prefix, *, gamma, max_new_tokens, rng):
     """Speculative sampling where each round drafts only what the draft really has:
-    γ_round = min(γ, draft.available(context, γ), remaining − 1) (0 = a plain target step).
-    γ depends only on the context, so the target's law is kept. Uses sampling.speculative_round."""
-    from ..sampling import GenerationResult, speculative_round
+    γ_round = min(γ, draft.available(context, γ), remaining − 1). The library's own
+    ``speculative_generate`` runs it: drafts may offer fewer than γ proposals."""
+    from ..sampling import speculative_generate
 
-    prefix = tuple(int(t) for t in prefix)
-    out, records = [], []
-    while len(out) < max_new_tokens:
-        ctx = prefix + tuple(out)
-        g = min(gamma, max_new_tokens - len(out) - 1, draft.available(ctx, gamma))
-        rec = speculative_round(target, draft, ctx, gamma=g, rng=rng)
-        records.append(rec)
-        out.extend(rec.emitted)
-    return GenerationResult(tokens=tuple(out), records=records)
+    return speculative_generate(target, OfferOnlyMatches(draft), tuple(int(t) for t in prefix),
+                                gamma=gamma, max_new_tokens=max_new_tokens, rng=rng)
 
 
 def run_plain(target, prefix, max_new_tokens, rng, label="plain"):
