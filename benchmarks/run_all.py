@@ -1,6 +1,6 @@
 """Run every benchmark script in benchmarks/ (``make bench``). Pass --skip-llm to leave out the
 real-model measurement (benchmarks/bench_llm.py: about 25 minutes on 2 cores; it rewrites
-benchmarks/results/llm.json, which notebook 07 displays)."""
+benchmarks/results/llm.json, which notebook 09 displays)."""
 from __future__ import annotations
 
 import glob

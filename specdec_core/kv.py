@@ -149,7 +149,7 @@ PRESETS = {
         "SmolLM2-135M", layers=30, kv_heads=3, head_dim=64, heads=9, hidden=576,
         intermediate=1536, vocab=49152, tied_embeddings=True,
         source="HuggingFaceTB/SmolLM2-135M config; the same numbers are in the GGUF of "
-               "notebook 07 (30 layers, width 576, 9 query / 3 KV heads, head dim 64, tied head).",
+               "notebook 09 (30 layers, width 576, 9 query / 3 KV heads, head dim 64, tied head).",
     ),
     "Llama-3.2-1B": ModelShape(
         "Llama-3.2-1B", layers=16, kv_heads=8, head_dim=64, heads=32, hidden=2048,

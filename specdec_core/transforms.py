@@ -307,7 +307,7 @@ def one_position_acceptance(p, q, sampled=None):
     return (sa * ratio).sum(axis=-1)
 
 
-#: The setups notebook 08 compares. For each: which transform the target's p gets, which the
+#: The setups notebook 07 compares. For each: which transform the target's p gets, which the
 #: draft *samples* with, which q it *reports*, and whether the intended law is kept.
 SETUPS = {
     "correct": "same transform on both sides; q is what the draft sampled",
@@ -437,7 +437,7 @@ def setup_models(setup: str, target, draft, fn):
     return tt, MisreportingDraft(dt, draft), tt
 
 
-# ---------------------------------------------------------------- self-check (notebook 08)
+# ---------------------------------------------------------------- self-check (notebook 07)
 
 TRANSFORM_QUESTION = Question(
     prompt="The draft samples its proposals after top-k = 10, but hands the verifier its full, "

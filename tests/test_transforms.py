@@ -1,4 +1,4 @@
-"""Sampling transforms (specdec_core.transforms): exact values, laws, the setups of notebook 08."""
+"""Sampling transforms (specdec_core.transforms): exact values, laws, the setups of notebook 07."""
 from fractions import Fraction as F
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""The real model of notebook 07: SmolLM2-135M-Instruct in numpy on the CPU.
+"""The real model of notebook 09: SmolLM2-135M-Instruct in numpy on the CPU.
 
 ``load_model()`` → :class:`LoadedModel` (config, :class:`Llama`, tokenizer codec);
 ``CachedTarget`` / ``PromptLookupDraft`` / ``LayerSkipDraft`` plug into

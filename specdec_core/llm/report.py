@@ -1,4 +1,4 @@
-"""Reading benchmarks/results/llm.json for notebook 07: labels, tables, figures, the quiz.
+"""Reading benchmarks/results/llm.json for notebook 09: labels, tables, figures, the quiz.
 
 The figures drawn from these results live in :mod:`specdec_core.plots.llm` (the pure layer
 never imports matplotlib).

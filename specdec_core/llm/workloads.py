@@ -1,4 +1,4 @@
-"""The three workloads of notebook 07 and its benchmark: prompts as ChatML token ids."""
+"""The three workloads of notebook 09 and its benchmark: prompts as ChatML token ids."""
 from __future__ import annotations
 
 PARAGRAPH = (

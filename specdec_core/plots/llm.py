@@ -1,4 +1,4 @@
-"""Figures of the real-model measurement (notebook 07), drawn from the results file that
+"""Figures of the real-model measurement (notebook 09), drawn from the results file that
 ``benchmarks/bench_llm.py`` writes (:mod:`specdec_core.llm.report` reads it)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures for notebook 08: the law a setup really emits against the law that was intended."""
+"""Figures for notebook 07: the law a setup really emits against the law that was intended."""
 from __future__ import annotations
 
 import numpy as np

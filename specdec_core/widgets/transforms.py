@@ -1,4 +1,4 @@
-"""Notebook 08's lab: pick a setup (the correct one or a classic mistake), a transform and its
+"""Notebook 07's lab: pick a setup (the correct one or a classic mistake), a transform and its
 parameter, and a context of the toy language; see the emitted law against the intended one."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Milliseconds per widget update (callback + redraw) for notebooks 06 and 08. Plain script:
-    .venv/bin/python benchmarks/bench_widgets_06_08.py
+    .venv/bin/python benchmarks/bench_widgets_06_07.py
 Timings depend on the machine and on whatever else runs; nothing here is asserted."""
 import statistics
 import time
