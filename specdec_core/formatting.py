@@ -32,8 +32,53 @@ def fmt_decimal(x, digits: int = 2) -> str:
     return f"{float(x):.{digits}f}"
 
 
+#: How a shown value was obtained (the one label rule of the collection), and how it is written.
+#: A value computed from an assumed input (a declared budget, a chosen cost ratio) is
+#: "derived from assumed inputs": exact arithmetic, but only as true as its assumption.
+KINDS = {
+    "derived": "derived",
+    "assumed": "assumed",
+    "derived-from-assumed": "derived from assumed inputs",
+    "measured": "measured",
+}
+
+
+def kind_text(kind: str) -> str:
+    """The words shown for ``kind`` (one of :data:`KINDS`), e.g. in a figure's corner tag."""
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise ValueError(f"kind must be one of {tuple(KINDS)}, got {kind!r}")
+    return KINDS[kind]
+
+
 def labelled(kind: str, text: str) -> str:
-    """Prefix a result with how it was obtained: derived, assumed or measured."""
-    if kind not in ("derived", "assumed", "measured"):
-        raise ValueError(f"kind must be 'derived', 'assumed' or 'measured', got {kind!r}")
-    return f"[{kind}] {text}"
+    """Prefix a result with how it was obtained, e.g. ``[derived from assumed inputs] …``.
+
+    ``kind`` is ``"derived"`` (exact mathematics from stated inputs), ``"assumed"`` (an input or
+    budget we chose), ``"derived-from-assumed"`` (computed from an assumed input) or
+    ``"measured"`` (simulated with a seed or timed here).
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str, got {type(text).__name__}")
+    return f"[{kind_text(kind)}] {text}"
+
+
+#: Below this a p-value is not shown as a number: double precision cannot resolve it.
+P_VALUE_FLOOR = 1e-300
+
+
+def fmt_p_value(p_value, digits: int = 3) -> str:
+    """A p-value as text: ``digits`` significant digits, and ``< 1e-300`` for anything smaller
+    (including an underflow to 0), so a vanishing p-value never prints as a bare 0."""
+    if isinstance(p_value, (bool, str, bytes)):
+        raise ValueError(f"p_value must be a number in [0, 1], got {p_value!r}")
+    try:
+        v = float(p_value)
+    except (TypeError, ValueError):
+        raise ValueError(f"p_value must be a number in [0, 1], got {p_value!r}") from None
+    if not 0.0 <= v <= 1.0:          # also refuses NaN
+        raise ValueError(f"p_value must be a number in [0, 1], got {p_value!r}")
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
+        raise ValueError(f"digits must be a positive integer, got {digits!r}")
+    if v < P_VALUE_FLOOR:
+        return f"< {P_VALUE_FLOOR:g}"
+    return f"{v:.{digits}g}"

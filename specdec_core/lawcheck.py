@@ -30,8 +30,10 @@ class GofResult:
 
     def __str__(self):
         verdict = "REJECT: not the target law" if self.rejected else "consistent with the target law"
-        return (f"chi-square = {self.statistic:.1f} on {self.dof} dof, p-value = {self.p_value:.3g} "
-                f"(n = {self.n}, reject if p < {self.threshold:g}) -> {verdict}")
+        from .formatting import fmt_p_value
+
+        return (f"chi-square = {self.statistic:.1f} on {self.dof} dof, p-value = {fmt_p_value(self.p_value)} "
+                f"(n = {self.n}, reject if p-value < {self.threshold:g}) -> {verdict}")
 
 
 def chi_square_gof(samples, law: dict, *, min_expected: float = 5.0,
