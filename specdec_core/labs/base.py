@@ -1,0 +1,505 @@
+"""The one way to build an interactive lab: a :class:`LabSpec`, the :class:`Lab` widget, :func:`show`.
+
+Writing a lab
+=============
+Fill in a :class:`LabSpec` (see ``labs/acceptance.py`` for a full example)::
+
+    SPEC = LabSpec(
+        name="counts",                              # CSS class lab-counts, one word, a-z0-9-
+        defaults={"alpha": 0.6, "gamma": 2},        # THE home of the default state
+        controls={"alpha": float_slider("α", 0, 1, 0.01),   # key -> how to build its widget
+                  "gamma": int_slider("γ", 0, 16)},
+        texts=count_texts,                          # pure: state -> {key: plain text}
+        draw=count_figure,                          # plots/: state -> Figure (static copy)
+        view=CountView,                             # optional fast updater: () -> obj.png(state)
+        problem=None,                               # optional: state -> message if impossible
+    )
+
+* ``defaults``: every state key and its default, in one dict. A control starts at exactly its
+  default (sliders check the value lies on their step grid; no log sliders). State keys without a
+  control (e.g. the quiz's graded answer) are allowed: actions change them.
+* ``texts(state) -> dict[str, str]``: pure, tested without a display, always the same keys, never
+  "nan". A value is plain text (escaped, ``\\n`` becomes a line break) unless it is an
+  :class:`Html` instance (trusted markup, used by the stepper's table and the quiz prompt).
+* ``draw(state) -> Figure``: a fresh figure from :func:`specdec_core.plots.frames.lab_figure`
+  (fixed pixel size, ≤ 760 px wide). It draws the static copy; the live lab uses it too unless
+  ``view`` gives a faster updater (an object whose ``png(state) -> bytes`` moves artists and blits).
+  ``draw=None``: the lab has no figure (``Lab.figure`` is then ``None``).
+* ``problem(state) -> str | None``: when it returns a message the state is impossible; the figure
+  is replaced by a greyed frame with that message (never a stale figure) and the root gets the
+  class ``lab-impossible``. ``texts`` must still return readable text for such states.
+* ``actions``: buttons, key -> :class:`Action` (label, ``fn(state) -> changes``).
+* ``groups``: optional ((heading, (keys…)), …) to lay controls out in titled columns that wrap.
+* ``hidden(state) -> keys``: optional, controls not shown for this state (kept, not destroyed).
+
+Public attributes of every :class:`Lab` (tests and benchmarks use only these):
+``.spec``, ``.state`` (dict copy), ``.controls`` (key -> widget), ``.actions`` (key -> Button),
+``.texts`` (key -> ``ipywidgets.HTML``), ``.figure`` (``ipywidgets.Image`` or ``None``),
+``.set(**changes)`` (change several values, one refresh), ``.press(key)`` (run an action),
+``.refresh()``, ``.last_texts`` (the dict shown).
+
+DOM contract (browser tests rely on it exactly)
+===============================================
+* live root: CSS classes ``specdec-lab lab-<name>`` (plus ``lab-impossible`` while ``problem``
+  says so; plus Jupyter's ``jupyter-widgets-disconnected`` once the kernel is gone);
+* each control (and action button): ``lab-control-<key>``; hidden controls get ``display: none``;
+* each text readout: ``lab-text-<key>``; its ``innerText`` is ``texts(state)[key]`` (newlines as
+  line breaks);
+* the figure: ``lab-figure`` (an ``<img>``, exactly ``size`` pixels, ``max-width: 100%``);
+* the restart note: ``lab-restart-note`` inside the live root, hidden while connected;
+* the static copy (a separate HTML output right after the live widget): ``lab-static
+  lab-static-<name>``, its readouts ``lab-static-text-<key>``, its image ``lab-static-figure``.
+
+What a learner sees, and why
+============================
+* **With a kernel**: :func:`show` displays the live :class:`Lab`, then the static copy. A CSS
+  ``:has`` rule (shipped inside the static copy) hides the static copy when the output just above
+  it holds a live ``.specdec-lab``, so the learner sees one lab.
+* **Without a kernel** (GitHub, nbviewer, an untrusted notebook in Lab): the widget output falls
+  back to its ``text/plain`` — "Interactive lab <name> — run this cell with a kernel; a static copy
+  is shown below." (:class:`LabDisplay`), never a raw ``VBox(children=…)`` repr — and the static
+  copy (PNG of ``draw(defaults)`` and ``texts(defaults)``, computed from the defaults, never
+  retyped) is visible.
+* **After a kernel restart** the widget manager marks every view ``jupyter-widgets-disconnected``
+  (ipywidgets 8, ``DOMWidgetView._comm_live_update``). A CSS rule shipped in the lab's own note
+  widget turns that class into a visible note "The kernel restarted (or this is a saved copy):
+  re-run this cell to use the controls", and greys and disables the controls (no "Cannot send").
+  The same note shows on a lab rendered from saved widget state (its models are not live either).
+  Verified in JupyterLab 4.6 + ipywidgets 8.1.9 in Chromium (restart → note visible).
+* **Save, close, reopen**: decision (b): Lab saves widget state. ``make lab`` and Binder install
+  ``lab/overrides.json`` (``{"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}``)
+  into ``<env>/share/jupyter/lab/settings/``, so the saved notebook carries the state of the
+  widgets its outputs point at; reopening renders them (with the note, as they are not live).
+  Stored notebooks are executed with nbconvert, which writes ``metadata.widgets`` for exactly the
+  models its outputs reference (``tests/test_labs.py`` checks every stored widget output's model
+  id is in the notebook's widget state); the execution step must keep nbconvert's default
+  ``--ExecutePreprocessor.store_widget_state=True`` and must not strip ``metadata.widgets``.
+  Limit: a Lab *without* that setting (a learner's own install) still shows "model not found"
+  after run → save → reopen with a new kernel; re-running the cell fixes it.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import ipywidgets as w
+
+from ..plots.frames import MAX_WIDTH_PX, figure_png, message_png, pixel_size
+
+__all__ = ["Action", "Control", "Html", "Lab", "LabDisplay", "LabSpec", "checkbox", "dropdown",
+           "float_slider", "int_slider", "radio", "show", "static_html", "toggle"]
+
+
+class Html(str):
+    """A text value that is already HTML (inserted verbatim); plain ``str`` values are escaped."""
+
+
+# ---------------------------------------------------------------------------------- controls
+
+@dataclass(frozen=True)
+class Control:
+    """How to build one control widget from its default value. Use the helpers below."""
+
+    kind: str                      # "int", "float", "dropdown", "checkbox", "toggle", "radio"
+    label: str
+    lo: float | None = None
+    hi: float | None = None
+    step: float | None = None
+    options: tuple = ()            # (label, value) pairs for dropdown / toggle / radio
+    fmt: str | None = None         # slider readout format, e.g. ".2f"
+    width: int = 340               # pixels; controls wrap, so any width ≤ 760 fits
+    continuous: bool = True
+
+    def check(self, value, key: str = "value"):
+        """Raise ``ValueError`` unless ``value`` is a value this control can hold exactly."""
+        if self.kind in ("int", "float"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"{key} must be a finite number, got {value!r}")
+            if not self.lo <= value <= self.hi:
+                raise ValueError(f"{key} must lie in [{self.lo}, {self.hi}], got {value!r}")
+            k = (value - self.lo) / self.step
+            if abs(k - round(k)) > 1e-9:
+                raise ValueError(f"{key} = {value!r} is not on the slider's grid "
+                                 f"({self.lo} + k·{self.step}); it would snap")
+            if self.kind == "int" and value != int(value):
+                raise ValueError(f"{key} must be an integer, got {value!r}")
+        elif self.kind == "radio" and value is None:
+            return                 # nothing selected yet
+        elif self.kind == "checkbox":
+            if not isinstance(value, bool):
+                raise ValueError(f"{key} must be True or False, got {value!r}")
+        elif value not in [v for _, v in self.options]:
+            raise ValueError(f"{key} must be one of {[v for _, v in self.options]}, got {value!r}")
+
+    def build(self, value, key: str) -> w.Widget:
+        """The widget, starting at exactly ``value`` (checked)."""
+        self.check(value, key)
+        lay = w.Layout(width=f"{self.width}px", max_width="100%")
+        style = {"description_width": "initial"}
+        if self.kind == "int":
+            c = w.IntSlider(value=int(value), min=int(self.lo), max=int(self.hi), step=int(self.step),
+                            description=self.label, continuous_update=self.continuous,
+                            layout=lay, style=style)
+        elif self.kind == "float":
+            c = w.FloatSlider(value=float(value), min=float(self.lo), max=float(self.hi),
+                              step=float(self.step), description=self.label,
+                              readout_format=self.fmt or ".2f", continuous_update=self.continuous,
+                              layout=lay, style=style)
+        elif self.kind == "dropdown":
+            c = w.Dropdown(options=list(self.options), value=value, description=self.label,
+                           layout=lay, style=style)
+        elif self.kind == "toggle":
+            c = w.ToggleButtons(options=list(self.options), value=value, description=self.label,
+                                style={"button_width": "auto", "description_width": "initial"},
+                                layout=w.Layout(width="auto", max_width="100%"))
+        elif self.kind == "radio":
+            c = w.RadioButtons(options=list(self.options), value=value, description=self.label,
+                               layout=w.Layout(width="auto", max_width="100%"), style=style)
+        elif self.kind == "checkbox":
+            c = w.Checkbox(value=value, description=self.label, indent=False, layout=lay)
+        else:
+            raise ValueError(f"unknown control kind {self.kind!r}")
+        if c.value != value:
+            raise ValueError(f"{key}: the control starts at {c.value!r}, not its default {value!r}")
+        c.add_class(f"lab-control-{key}")
+        return c
+
+
+def int_slider(label: str, lo: int, hi: int, step: int = 1, **kw) -> Control:
+    return Control("int", label, lo, hi, step, **kw)
+
+
+def float_slider(label: str, lo: float, hi: float, step: float, fmt: str = ".2f", **kw) -> Control:
+    return Control("float", label, lo, hi, step, fmt=fmt, **kw)
+
+
+def _pairs(options) -> tuple:
+    return tuple(o if isinstance(o, tuple) else (str(o), o) for o in options)
+
+
+def dropdown(label: str, options, **kw) -> Control:
+    """``options``: values, or (label, value) pairs."""
+    return Control("dropdown", label, options=_pairs(options), **kw)
+
+
+def toggle(label: str, options, **kw) -> Control:
+    return Control("toggle", label, options=_pairs(options), **kw)
+
+
+def radio(label: str, options, **kw) -> Control:
+    return Control("radio", label, options=_pairs(options), **kw)
+
+
+def checkbox(label: str, **kw) -> Control:
+    return Control("checkbox", label, **kw)
+
+
+@dataclass(frozen=True)
+class Action:
+    """A button: ``fn(state) -> changes`` (a dict passed to :meth:`Lab.set`)."""
+
+    label: str
+    fn: Callable[[Mapping], Mapping]
+    tooltip: str = ""
+    primary: bool = False
+
+
+# ---------------------------------------------------------------------------------- the spec
+
+_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+
+
+@dataclass(frozen=True)
+class LabSpec:
+    """Everything that defines a lab (see the module docstring)."""
+
+    name: str
+    defaults: Mapping[str, Any]
+    controls: Mapping[str, Control]
+    texts: Callable[[Mapping], dict]
+    draw: Callable[[Mapping], Any] | None = None
+    view: Callable[[], Any] | None = None
+    problem: Callable[[Mapping], str | None] | None = None
+    actions: Mapping[str, Action] = field(default_factory=dict)
+    groups: tuple = ()
+    hidden: Callable[[Mapping], Any] | None = None
+    note: str = ""                 # one plain line shown above the controls (optional)
+
+    def __post_init__(self):
+        if not _NAME.match(self.name):
+            raise ValueError(f"name must match {_NAME.pattern}, got {self.name!r}")
+        for key in self.controls:
+            if key not in self.defaults:
+                raise ValueError(f"control {key!r} has no default in defaults")
+            self.controls[key].check(self.defaults[key], key)
+        for key in self.actions:
+            if key in self.controls:
+                raise ValueError(f"action {key!r} has the name of a control")
+        grouped = [k for _, keys in self.groups for k in keys]
+        if self.groups and sorted(grouped) != sorted(self.controls):
+            raise ValueError("groups must list every control exactly once")
+
+    def with_defaults(self, **changes) -> "LabSpec":
+        """The same lab starting from other values (checked like the defaults)."""
+        unknown = set(changes) - set(self.defaults)
+        if unknown:
+            raise ValueError(f"unknown state keys {sorted(unknown)}; known: {list(self.defaults)}")
+        from dataclasses import replace
+        return replace(self, defaults={**self.defaults, **changes})
+
+
+def _text_html(value) -> str:
+    if isinstance(value, Html):
+        return str(value)
+    return html.escape(str(value)).replace("\n", "<br>")
+
+
+def _problem(spec: LabSpec, state) -> str | None:
+    return spec.problem(state) if spec.problem is not None else None
+
+
+#: Shipped inside every lab's note widget. ``jupyter-widgets-disconnected`` is set by ipywidgets 8
+#: on every view whose model lost its kernel (restart, or rendered from saved state).
+_LIVE_CSS = """<style>
+.specdec-lab .lab-restart-note {display: none;}
+.specdec-lab.jupyter-widgets-disconnected .lab-restart-note {display: block; background: #fff3cd;
+  border: 2px solid #E69F00; padding: 4px 8px; color: #000; font-weight: bold;}
+.specdec-lab.jupyter-widgets-disconnected .lab-controls {opacity: 0.45; pointer-events: none;}
+.specdec-lab.lab-impossible .lab-figure {opacity: 0.6;}
+</style>"""
+RESTART_NOTE = ("The kernel restarted (or this is a saved copy): the controls are not connected. "
+                "Re-run this cell to use the lab.")
+
+#: Shipped inside every static copy: hide it when the output just above holds a live lab.
+_STATIC_CSS = ("<style>.jp-OutputArea-child:has(.specdec-lab) + .jp-OutputArea-child .lab-static,"
+               ".jp-OutputArea-child:has(.specdec-quiz) + .jp-OutputArea-child .lab-static"
+               " {display: none;}</style>")
+
+
+# ---------------------------------------------------------------------------------- the widget
+
+class Lab(w.VBox):
+    """The live widget of one :class:`LabSpec` (see the module docstring for its attributes)."""
+
+    def __init__(self, spec: LabSpec, **start):
+        if not isinstance(spec, LabSpec):
+            raise ValueError(f"spec must be a LabSpec, got {type(spec).__name__}")
+        if start:
+            spec = spec.with_defaults(**start)
+        self.spec = spec
+        self._state = dict(spec.defaults)
+        self._busy = False
+        self.controls = {k: c.build(spec.defaults[k], k) for k, c in spec.controls.items()}
+        self.actions = {}
+        for key, act in spec.actions.items():
+            b = w.Button(description=act.label, tooltip=act.tooltip or act.label,
+                         button_style="primary" if act.primary else "",
+                         layout=w.Layout(width="auto"))
+            b.add_class(f"lab-control-{key}")
+            b.on_click(lambda _b, key=key: self.press(key))
+            self.actions[key] = b
+        first = spec.texts(self._state)
+        self._keys = tuple(first)
+        self.texts = {}
+        for key in self._keys:
+            t = w.HTML(layout=w.Layout(max_width="100%"))
+            t.add_class(f"lab-text-{key}")
+            self.texts[key] = t
+        self.figure = None
+        self._view = None
+        self._size = None
+        if spec.draw is not None:
+            self._view = spec.view() if spec.view is not None else _DrawView(spec.draw)
+            self._size = _figure_size(spec)
+            self.figure = w.Image(format="png", width=self._size[0], height=self._size[1],
+                                  layout=w.Layout(width=f"{self._size[0]}px",
+                                                  height="auto", max_width="100%"))
+            self.figure.add_class("lab-figure")
+        note = w.HTML(_LIVE_CSS + html.escape(RESTART_NOTE))
+        note.add_class("lab-restart-note")
+        children = [note]
+        if spec.note:
+            children.append(w.HTML(_text_html(spec.note)))
+        children.append(self._controls_box())
+        children += [self.texts[k] for k in self._keys]
+        if self.figure is not None:
+            children.append(self.figure)
+        super().__init__(children, layout=w.Layout(max_width=f"{MAX_WIDTH_PX}px"))
+        self.add_class("specdec-lab")
+        self.add_class(f"lab-{spec.name}")
+        for key, c in self.controls.items():
+            c.observe(self._on_change, names="value")
+        self.refresh()
+
+    # -- layout
+    def _controls_box(self) -> w.Box:
+        wrap = w.Layout(display="flex", flex_flow="row wrap", align_items="flex-start",
+                        max_width="100%")
+        parts = []
+        if self.actions:
+            parts.append(w.Box(list(self.actions.values()), layout=wrap))
+        if self.spec.groups:
+            cols = [w.VBox(([w.HTML(f"<b>{html.escape(h)}</b>")] if h else [])
+                           + [self.controls[k] for k in keys],
+                           layout=w.Layout(margin="0 12px 0 0", max_width="100%"))
+                    for h, keys in self.spec.groups]
+            parts.append(w.Box(cols, layout=wrap))
+        elif self.controls:
+            parts.append(w.Box(list(self.controls.values()), layout=wrap))
+        box = w.VBox(parts, layout=w.Layout(max_width="100%"))
+        box.add_class("lab-controls")
+        return box
+
+    # -- state
+    @property
+    def state(self) -> dict:
+        """The current state (a copy): control values and the state keys actions change."""
+        s = dict(self._state)
+        for k, c in self.controls.items():
+            s[k] = c.value
+        return s
+
+    def _on_change(self, change):
+        if not self._busy:
+            self.refresh()
+
+    def set(self, **changes) -> "Lab":
+        """Change several state values at once (one refresh). Unknown keys or values a control
+        cannot hold exactly raise ``ValueError``."""
+        unknown = set(changes) - set(self._state)
+        if unknown:
+            raise ValueError(f"unknown state keys {sorted(unknown)}; known: {list(self._state)}")
+        for k, v in changes.items():
+            if k in self.spec.controls:
+                self.spec.controls[k].check(v, k)
+        self._busy = True
+        try:
+            for k, v in changes.items():
+                if k in self.controls:
+                    self.controls[k].value = v
+                self._state[k] = v
+        finally:
+            self._busy = False
+        self.refresh()
+        return self
+
+    def press(self, key: str) -> "Lab":
+        """Run the action ``key`` (what clicking its button does)."""
+        if key not in self.spec.actions:
+            raise ValueError(f"unknown action {key!r}; known: {list(self.spec.actions)}")
+        return self.set(**self.spec.actions[key].fn(self.state))
+
+    def refresh(self) -> dict:
+        """Recompute texts and figure from the current state; returns the texts shown."""
+        state = self.state
+        texts = self.spec.texts(state)
+        if tuple(texts) != self._keys:
+            raise ValueError(f"texts() returned keys {tuple(texts)}, expected {self._keys}")
+        for k, v in texts.items():
+            new = _text_html(v)
+            if self.texts[k].value != new:
+                self.texts[k].value = new
+        if self.spec.hidden is not None:
+            hide = set(self.spec.hidden(state))
+            for k, c in self.controls.items():
+                c.layout.display = "none" if k in hide else None
+        msg = _problem(self.spec, state)
+        if msg is None:
+            self.remove_class("lab-impossible")
+        else:
+            self.add_class("lab-impossible")
+        if self.figure is not None:
+            png = message_png(*self._size, msg) if msg is not None else self._view.png(state)
+            if self.figure.value != png:
+                self.figure.value = png
+        self.last_texts = texts
+        return texts
+
+
+class _DrawView:
+    """The default updater: a fresh ``draw(state)`` per update (simple; use a ``view`` when it is
+    too slow)."""
+
+    def __init__(self, draw):
+        self.draw = draw
+
+    def png(self, state) -> bytes:
+        return figure_png(self.draw(state))
+
+
+def _figure_size(spec: LabSpec) -> tuple[int, int]:
+    fig = spec.draw(spec.defaults)
+    size = pixel_size(fig)
+    if size[0] > MAX_WIDTH_PX:
+        raise ValueError(f"lab {spec.name}: its figure is {size[0]} px wide, more than {MAX_WIDTH_PX}")
+    return size
+
+
+# ---------------------------------------------------------------------------------- display
+
+def static_png(spec: LabSpec) -> bytes | None:
+    """PNG of the figure at the defaults (``None`` for a lab without a figure)."""
+    if spec.draw is None:
+        return None
+    msg = _problem(spec, spec.defaults)
+    if msg is not None:
+        return message_png(*_figure_size(spec), msg)
+    return figure_png(spec.draw(spec.defaults))
+
+
+def static_html(spec: LabSpec, caption: str | None = None) -> str:
+    """The static copy: the texts and the figure at the defaults, as plain HTML (no widget)."""
+    texts = spec.texts(spec.defaults)
+    cap = caption if caption is not None else (
+        "Static copy at the default settings (run the cell above with a kernel for the live lab).")
+    parts = [_STATIC_CSS, f"<div class='lab-static lab-static-{spec.name}'>",
+             f"<p><i>{html.escape(cap)}</i></p>"]
+    for k, v in texts.items():
+        parts.append(f"<div class='lab-static-text-{k}'>{_text_html(v)}</div>")
+    png = static_png(spec)
+    if png is not None:
+        wpx, hpx = _figure_size(spec)
+        data = base64.b64encode(png).decode("ascii")
+        parts.append(f"<img class='lab-static-figure' src='data:image/png;base64,{data}' "
+                     f"width='{wpx}' height='{hpx}' style='max-width:100%;height:auto' "
+                     f"alt='{html.escape(spec.name)} at its defaults'>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+class LabDisplay:
+    """Displays a widget with a friendly ``text/plain`` (what shows without a kernel or in an
+    untrusted notebook) instead of the raw ``VBox(children=…)`` repr."""
+
+    def __init__(self, widget: w.Widget, name: str):
+        self.widget, self.name = widget, name
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data = dict(data or {})
+        data["text/plain"] = (f"Interactive lab {self.name} — run this cell with a kernel; "
+                              f"a static copy is shown below.")
+        return data
+
+    def __repr__(self):
+        return f"<LabDisplay {self.name}>"
+
+
+def show(lab: Lab | LabSpec, static: bool = True) -> None:
+    """Display the live lab (with the friendly fallback) and, below it, the static copy at the
+    defaults, which hides itself while the live lab is rendered. Returns ``None`` (so a cell
+    ending in ``show(...)`` displays nothing twice); build a :class:`Lab` yourself to keep one."""
+    from IPython.display import HTML, display
+
+    if isinstance(lab, LabSpec):
+        lab = Lab(lab)
+    if not isinstance(lab, Lab):
+        raise ValueError(f"lab must be a Lab or a LabSpec, got {type(lab).__name__}")
+    display(LabDisplay(lab, lab.spec.name))
+    if static:
+        display(HTML(static_html(lab.spec)))

@@ -1,0 +1,143 @@
+"""Fast PNG frames for labs: a fixed-pixel figure, rendered to PNG bytes without pyplot.
+
+* :func:`lab_figure` — a ``Figure`` of an exact pixel size (shown 1:1 by the lab, so it is crisp);
+* :func:`figure_png` — one Agg draw, fast PNG compression;
+* :class:`BlitPNG` — re-draw only what changes (static parts cached);
+* :func:`message_png` — a greyed frame carrying a message, used instead of a stale or NaN figure.
+
+Matplotlib only (no ipywidgets): the lab widget in :mod:`specdec_core.labs.base` shows the bytes.
+"""
+from __future__ import annotations
+
+import io
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+#: Dots per inch of every lab figure; a figure of ``w × h`` pixels is ``w/DPI × h/DPI`` inches.
+DPI = 80
+#: Widest figure a lab may show: it must fit an 800 px output area with its padding.
+MAX_WIDTH_PX = 760
+
+
+def lab_figure(width_px: int, height_px: int, dpi: int = DPI) -> Figure:
+    """A figure of exactly ``width_px × height_px`` pixels at ``dpi`` (no pyplot, no layout
+    engine: place axes with ``fig.add_axes`` or ``subplots_adjust``)."""
+    for name, v in (("width_px", width_px), ("height_px", height_px), ("dpi", dpi)):
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if width_px > MAX_WIDTH_PX:
+        raise ValueError(f"width_px must be at most {MAX_WIDTH_PX} (an 800 px output area), got {width_px}")
+    fig = Figure(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def pixel_size(fig, dpi: int | None = None) -> tuple[int, int]:
+    """(width, height) in pixels of ``fig`` rendered at ``dpi`` (default: its own)."""
+    d = fig.dpi if dpi is None else dpi
+    return round(fig.get_figwidth() * d), round(fig.get_figheight() * d)
+
+
+def _encode_png(canvas) -> bytes:
+    from PIL import Image
+
+    img = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    buf = io.BytesIO()
+    img.convert("RGB").save(buf, format="png", compress_level=1)
+    return buf.getvalue()
+
+
+def _own_canvas(fig, dpi):
+    if not isinstance(fig.canvas, FigureCanvasAgg) or fig.dpi != dpi:
+        FigureCanvasAgg(fig)
+        fig.set_dpi(dpi)
+    return fig.canvas
+
+
+def figure_png(fig, dpi: int | None = None) -> bytes:
+    """Render ``fig`` to PNG bytes with a single Agg draw (no tight bbox, fast compression).
+
+    The first call lets a layout engine (if any) place the axes; then it is switched off, so
+    later calls keep those positions.
+    """
+    canvas = _own_canvas(fig, fig.dpi if dpi is None else dpi)
+    canvas.draw()
+    if fig.get_layout_engine() is not None:
+        fig.set_layout_engine("none")
+    return _encode_png(canvas)
+
+
+def message_png(width_px: int, height_px: int, text: str, dpi: int = DPI) -> bytes:
+    """A light-grey frame of the given size with ``text`` centred: what a lab shows instead of a
+    figure when its state is impossible (never a stale or NaN figure)."""
+    fig = lab_figure(width_px, height_px, dpi)
+    fig.set_facecolor("#eeeeee")
+    fig.text(0.5, 0.5, text, ha="center", va="center", fontsize=11, color="#333333", wrap=True)
+    return figure_png(fig)
+
+
+class BlitPNG:
+    """PNG frames of a figure whose static parts are drawn once.
+
+    ``dynamic`` artists are marked animated (left out of the full draw); each :meth:`png`
+    restores the cached static background and draws only them, which skips the costly text
+    and tick layout. Call :meth:`invalidate` when something static changes (limits, ticks,
+    titles): the next frame redraws everything (or one Axes' static parts only).
+    """
+
+    def __init__(self, fig, dynamic, dpi: int | None = None):
+        self.fig = fig
+        self.dpi = fig.dpi if dpi is None else dpi
+        self.dynamic = list(dynamic)
+        for a in self.dynamic:
+            a.set_animated(True)
+        self.background = None
+        self.stale_axes: set = set()
+        self.extents: dict = {}
+
+    def invalidate(self, ax=None):
+        """Redraw everything on the next frame, or only the static parts of one Axes ``ax``
+        (its ticks, labels, title, legend), which is much cheaper than a full redraw."""
+        if ax is None or self.background is None:
+            self.background = None
+            self.stale_axes.clear()
+        else:
+            self.stale_axes.add(ax)
+
+    def _repaint(self, canvas, ax):
+        from matplotlib.patches import Rectangle
+        from matplotlib.transforms import Bbox
+
+        renderer = canvas.get_renderer()
+        new = ax.get_tightbbox(renderer)
+        old = self.extents.get(ax, new)
+        box = Bbox.union([old, new]).padded(2)
+        patch = Rectangle((box.x0, box.y0), box.width, box.height, transform=None,
+                          facecolor=self.fig.get_facecolor(), edgecolor="none")
+        patch.set_figure(self.fig)
+        patch.draw(renderer)      # wipe the old ticks and labels
+        ax.draw(renderer)         # animated (dynamic) artists are skipped here
+        self.extents[ax] = new
+
+    def png(self) -> bytes:
+        canvas = _own_canvas(self.fig, self.dpi)
+        if self.background is None:
+            canvas.draw()
+            if self.fig.get_layout_engine() is not None:
+                self.fig.set_layout_engine("none")
+                canvas.draw()
+            renderer = canvas.get_renderer()
+            self.extents = {ax: ax.get_tightbbox(renderer) for ax in self.fig.axes}
+            self.background = canvas.copy_from_bbox(self.fig.bbox)
+        else:
+            canvas.restore_region(self.background)
+            if self.stale_axes:
+                for ax in self.stale_axes:
+                    self._repaint(canvas, ax)
+                self.stale_axes.clear()
+                self.background = canvas.copy_from_bbox(self.fig.bbox)
+        for a in self.dynamic:
+            if a.get_visible():
+                self.fig.draw_artist(a)
+        return _encode_png(canvas)
