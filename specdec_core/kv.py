@@ -34,7 +34,7 @@ import numpy as np
 
 from .counts import expected_output_count
 from .distributions import check_gamma, check_probability
-from .questions import Question
+from .questions import KV_QUESTION  # noqa: F401  (re-export: the question's home is questions.py)
 
 #: Bytes per stored number for the dtypes a cache is usually kept in.
 DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
@@ -370,18 +370,3 @@ def best_configuration(configs) -> Configuration | None:
     if not fitting:
         return None
     return max(fitting, key=lambda c: (c.tokens_per_step, -c.gamma))
-
-
-# ---------------------------------------------------------------- self-check (notebook 06)
-
-KV_QUESTION = Question(
-    prompt="Llama-3.1-8B serves 16 sequences of 8,192 tokens in bf16 and Llama-3.2-1B starts "
-           "drafting γ = 4 tokens per round. Which addition to the KV memory is the largest?",
-    options=("The 4 provisional target positions per sequence",
-             "The draft's own cache for the 8,192-token context",
-             "None: rejected positions are rolled back, so speculation adds nothing"),
-    answer=1,
-    explanation="The draft caches the whole context: 16 × 8,192 tokens × 32 KiB = 4 GiB. The "
-                "provisional target positions are 16 × 4 × 128 KiB = 8 MiB. Rollback happens after "
-                "verification, so the provisional positions still count at the peak.",
-)

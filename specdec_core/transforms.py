@@ -24,7 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .questions import Question
+from .questions import TRANSFORM_QUESTION  # noqa: F401  (re-export: the question's home is questions.py)
 from .distributions import (_is_exact_scalar, check_distribution, is_exact,
                             to_fraction)
 
@@ -435,20 +435,3 @@ def setup_models(setup: str, target, draft, fn):
     if setup == "target_only":
         return tt, draft, tt
     return tt, MisreportingDraft(dt, draft), tt
-
-
-# ---------------------------------------------------------------- self-check (notebook 07)
-
-TRANSFORM_QUESTION = Question(
-    prompt="The draft samples its proposals after top-k = 10, but hands the verifier its full, "
-           "untruncated softmax as q. The target's p gets the same top-k. Does the output follow "
-           "the target's top-k distribution?",
-    options=("Yes: the target decides in the end, so the draft's q does not matter",
-             "No: q must be the distribution the proposals were really drawn from",
-             "Yes, provided the acceptance rate is high enough"),
-    answer=1,
-    explanation="The acceptance test min(1, p/q) and the residual max(p − q, 0) only rebuild p when "
-                "q is the law the proposal came from. Here the draft never proposes symbols outside "
-                "its top 10, yet q says it might, so the symbols it does propose are accepted too "
-                "rarely or too often and the output is biased.",
-)

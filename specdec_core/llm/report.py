@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 
-from ..questions import Question
+from ..questions import MEASURE_QUESTION  # noqa: F401  (re-export: the question's home is questions.py)
 
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                        "benchmarks", "results", "llm.json")
@@ -61,19 +61,6 @@ def prediction_errors(res, *, threads: int, key="prediction_error_k_hist") -> di
         if e:
             out[w] = (float(np.median(e)), float(max(e)))
     return out
-
-
-MEASURE_QUESTION = Question(
-    prompt="On this 2-core CPU, prompt lookup drafts for free and almost every proposal is accepted on the "
-           "copy-heavy prompt. Why is the speedup still well below γ + 1?",
-    options=("Because strict verification rejects most correct proposals",
-             "Because scoring γ + 1 positions in one target call costs several single steps here",
-             "Because the draft's proposals change the target's output distribution"),
-    answer=1,
-    explanation="With a free draft and every proposal accepted, a round emits γ + 1 tokens for one verification "
-                "call, so the speedup is at most (γ + 1) ÷ (cost of that call in single steps). On a small CPU the "
-                "matrix products are not free for extra rows, so that cost grows with γ and caps the gain.",
-)
 
 
 def round_profile_lines(res, *, threads: int, temperature: float = 0.0) -> list:

@@ -14,7 +14,7 @@ from ..counts import expected_output_count, output_count_distribution
 from ..formatting import labelled
 from ..plots.counts import DEFAULT_ALPHAS, CountBars
 from ..plots.style import new_axes
-from ..questions import Question
+from ..questions import ACCEPTANCE_LENGTH_QUESTION  # noqa: F401  (re-export: the question's home is questions.py)
 
 
 from .frames import BlitPNG, figure_png  # noqa: F401  (shared frame helpers)
@@ -85,19 +85,3 @@ def count_widget(alpha=0.6, gamma=2, max_gamma: int = 16):
     box.add_class("specdec-count-widget")
     box.alpha, box.gamma, box.result, box.image, box.update, box.fig = a_s, g_s, result, image, update, fig
     return box
-
-
-#: A second self-check for notebook 04: rate and length are different quantities.
-ACCEPTANCE_LENGTH_QUESTION = Question(
-    prompt="A dashboard reports the draft's 'acceptance' (accepted / proposed) falling from 48% to 28% "
-           "when γ goes from 2 to 5, with the same draft and target (iid α = 0.6). What happened to "
-           "the tokens emitted per round?",
-    options=("They fell too: the draft got worse",
-             "They rose, from 1.96 to about 2.38",
-             "Nothing: acceptance and tokens per round are the same number"),
-    answer=1,
-    explanation="Under iid α, accepted/proposed is (α + … + α^γ)/γ: 0.48 at γ = 2 and 0.28 at γ = 5, "
-                "because proposals after the first rejection are discarded unchecked but still count "
-                "as proposed. Mean K = 1 + α + … + α^γ only grows with γ: 1.96, then 2.38. Say which "
-                "'acceptance' you mean.",
-)

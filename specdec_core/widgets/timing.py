@@ -17,7 +17,7 @@ from ..formatting import labelled
 from .counts import BlitPNG
 from ..plots.style import new_axes
 from ..plots.timing import RateBars, SpeedupMap
-from ..questions import Question
+from ..questions import TIMING_QUESTION  # noqa: F401  (re-export: the question's home is questions.py)
 from ..timing import scenario_rates, work_account
 
 BUDGET_KEYS = ("draft_per_token_ms", "verify_base_ms", "verify_per_position_ms", "overhead_ms",
@@ -114,18 +114,3 @@ def timing_widget(alpha=0.6, gamma=2, *, draft_per_token_ms=1.0, verify_base_ms=
     box.add_class("specdec-timing-widget")
     box.controls, box.result, box.map_note, box.image, box.update, box.fig = c, result, map_note, image, update, fig
     return box
-
-
-#: Notebook 05's self-check: higher acceptance with slower verification can lose.
-TIMING_QUESTION = Question(
-    prompt="Two drafts for the same target, γ = 2, 2 ms of drafting and 1 ms overhead per round, "
-           "6 ms per baseline token (assumed budgets). Draft A: α = 0.8, but its rounds need 12 ms "
-           "of verification. Draft B: α = 0.6, verification 6 ms. Which gives more tokens per second?",
-    options=("A: higher acceptance means more tokens per round, so it wins",
-             "B: about 217.8 tokens/s; A gets about 162.7, below even the 166.7 baseline",
-             "Both beat the baseline, A by more"),
-    answer=1,
-    explanation="E[K] is 1 + 0.8 + 0.64 = 2.44 for A and 1.96 for B, but A's round takes 15 ms "
-                "(2.44/0.015 ≈ 162.67 tokens/s) and B's 9 ms (1.96/0.009 ≈ 217.78). Tokens per round "
-                "do not settle it; the budget does, and only measuring the real workload tells you the budget.",
-)
