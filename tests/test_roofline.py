@@ -1,0 +1,246 @@
+"""roofline.py: bytes and FLOPs of a pass by hand, exactness, the two limits, monotonicity,
+units, the hardware presets and the measured-hardware reader, and the serving model."""
+from fractions import Fraction as F
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from specdec_core.kv import PRESETS, ModelShape, model_kv_bytes
+from specdec_core.roofline import (HARDWARE, Hardware, arithmetic_intensity, get_hardware,
+                                   hardware_from_benchmark, memory_bound_positions, pass_bytes,
+                                   pass_flops, pass_time, ridge_point, serving_point,
+                                   speculation_speedup, verification_cost)
+from specdec_core.timing import improvement_factor
+
+TINY = ModelShape("tiny", layers=2, kv_heads=1, head_dim=4, heads=2, hidden=8, intermediate=16,
+                  vocab=10, tied_embeddings=True, source="a hand-checkable toy shape for tests")
+
+
+def hw(bw, peak, overhead=0):
+    return Hardware("toy", bandwidth=bw, peak=peak, pass_overhead_s=overhead, kind="assumed",
+                    source="declared in a test")
+
+
+# ---------------------------------------------------------------- by hand
+
+def test_tiny_parameters_by_hand():
+    # attention: 8·2·4·2 (q, o) + 8·1·4·2 (k, v) = 128 + 64; MLP 3·8·16 = 384; norms 16
+    per_layer = 128 + 64 + 384 + 16
+    assert TINY.parameters == 2 * per_layer + 10 * 8 + 8 == 1272
+
+
+def test_pass_bytes_by_hand():
+    # fp32 weights 1272·4; KV per token 2·2·1·4·4 = 64 B; 3 sequences × 5 cached, × 2 new
+    p = pass_bytes(TINY, dtype="fp32", positions=2, sequences=3, context=5, parts=True)
+    assert p == {"weights": 5088, "kv_read": 64 * 5 * 3, "kv_written": 64 * 2 * 3,
+                 "total": 5088 + 960 + 384}
+    assert pass_bytes(TINY, dtype="fp32", positions=2, sequences=3, context=5) == 6432
+
+
+def test_pass_flops_by_hand():
+    # 2·1272·3·2 + 4·2 layers·2 heads·4 dims·3 seqs·(2·5 + 3)
+    p = pass_flops(TINY, positions=2, sequences=3, context=5, parts=True)
+    assert p["matmul"] == 15264
+    assert p["attention"] == 4 * 2 * 2 * 4 * 3 * 13 == 2496
+    assert p["total"] == 17760
+
+
+def test_pass_time_exact_and_bound():
+    t = pass_time(TINY, hw(1000, 10**6, F(1, 100)), dtype="fp32", positions=2, sequences=3, context=5)
+    assert t.memory_s == F(6432, 1000) and t.compute_s == F(17760, 10**6)
+    assert t.total_s == F(6432, 1000) + F(1, 100) and t.bound == "memory"
+    assert isinstance(t.total_s, F)
+    assert t.intensity == F(17760, 6432)
+
+
+def test_smollm2_fp32_weights_match_field_notes():
+    # field notes: 538 MB as float32
+    b = pass_bytes("SmolLM2-135M", dtype="fp32", positions=1, context=0, parts=True)["weights"]
+    assert round(b / 1e6) == 538
+
+
+def test_llama8b_long_context_reads_exceed_weights():
+    """Issue 12's first error: at 8,192 tokens, 16 sequences read more KV than weights."""
+    p = pass_bytes("Llama-3.1-8B", dtype="bf16", positions=1, sequences=16, context=8192, parts=True)
+    assert p["kv_read"] == 16 * 2**30 > p["weights"]
+
+
+def test_draft_ratio_about_one_fifth():
+    """Issue 12's second error: the 1B draft's own reads make c ≈ 0.2 at 16 × 8,192."""
+    sp = serving_point("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", dtype="bf16",
+                       alpha=F(7, 10), gamma=4, sequences=16, context=8192)
+    assert 0.19 < float(sp.draft_ratio) < 0.22
+
+
+# ---------------------------------------------------------------- the two limits
+
+@settings(max_examples=60, deadline=None)
+@given(T=st.integers(1, 64), S=st.integers(1, 64), L=st.integers(0, 4096))
+def test_limits(T, S, L):
+    kw = dict(dtype="bf16", positions=T, sequences=S, context=L)
+    b = pass_bytes("Llama-3.1-8B", **kw)
+    f = pass_flops("Llama-3.1-8B", positions=T, sequences=S, context=L)
+    # infinite compute: time = bytes / bandwidth; infinite bandwidth: time = FLOPs / peak
+    fast_compute = pass_time("Llama-3.1-8B", hw(10**12, 10**40), **kw)
+    fast_memory = pass_time("Llama-3.1-8B", hw(10**40, 10**15), **kw)
+    assert fast_compute.total_s == F(b, 10**12) and fast_compute.bound == "memory"
+    assert fast_memory.total_s == F(f, 10**15) and fast_memory.bound == "compute"
+
+
+@settings(max_examples=60, deadline=None)
+@given(T=st.integers(1, 32), S=st.integers(1, 32), L=st.integers(0, 2048),
+       dT=st.integers(0, 8), dS=st.integers(0, 8), dL=st.integers(0, 512))
+def test_monotone(T, S, L, dT, dS, dL):
+    """More positions, sequences or context never move fewer bytes, fewer FLOPs or take less
+    time; more bandwidth or peak never take more time."""
+    a = dict(dtype="fp16", positions=T, sequences=S, context=L)
+    b = dict(dtype="fp16", positions=T + dT, sequences=S + dS, context=L + dL)
+    assert pass_bytes("Llama-3.2-1B", **a) <= pass_bytes("Llama-3.2-1B", **b)
+    fa = {k: v for k, v in a.items() if k != "dtype"}
+    fb = {k: v for k, v in b.items() if k != "dtype"}
+    assert pass_flops("Llama-3.2-1B", **fa) <= pass_flops("Llama-3.2-1B", **fb)
+    h = hw(10**11, 10**13)
+    assert pass_time("Llama-3.2-1B", h, **a).total_s <= pass_time("Llama-3.2-1B", h, **b).total_s
+    assert pass_time("Llama-3.2-1B", hw(2 * 10**11, 10**13), **a).total_s <= pass_time("Llama-3.2-1B", h, **a).total_s
+    assert pass_time("Llama-3.2-1B", hw(10**11, 2 * 10**13), **a).total_s <= pass_time("Llama-3.2-1B", h, **a).total_s
+
+
+@settings(max_examples=40, deadline=None)
+@given(bw=st.integers(1, 10**6), peak=st.integers(1, 10**9), T=st.integers(1, 40))
+def test_time_is_max_of_the_two(bw, peak, T):
+    t = pass_time(TINY, hw(bw, peak), dtype="fp16", positions=T, context=3)
+    assert t.total_s == max(F(t.n_bytes, bw), F(t.flops, peak))
+    # the ridge point decides: intensity above it <=> compute-bound
+    assert (t.bound == "compute") == (t.intensity > ridge_point(hw(bw, peak)))
+
+
+def test_units_scale():
+    """Twice the bandwidth and twice the peak halve the time (seconds = bytes ÷ bytes/s)."""
+    a = pass_time("SmolLM2-135M", hw(10**10, 10**11), dtype="fp32", positions=7, context=100)
+    b = pass_time("SmolLM2-135M", hw(2 * 10**10, 2 * 10**11), dtype="fp32", positions=7, context=100)
+    assert b.total_s * 2 == a.total_s
+    assert a.total_ms == a.total_s * 1000
+
+
+def test_float_inputs_give_floats():
+    t = pass_time(TINY, hw(1e3, 1e6), dtype="fp32", positions=2)
+    assert isinstance(t.total_s, float)
+
+
+def test_arithmetic_intensity_and_ridge():
+    assert arithmetic_intensity(10, 4) == F(5, 2)
+    assert ridge_point("NVIDIA A100 80GB SXM") == F(312 * 10**12, 2039 * 10**9)
+    with pytest.raises(ValueError, match="n_bytes"):
+        arithmetic_intensity(1, 0)
+
+
+# ---------------------------------------------------------------- verification cost
+
+def test_verification_free_when_memory_bound():
+    # batch 1 on an A100: 5 positions cost within 0.1% of one
+    v = verification_cost("Llama-3.1-8B", "NVIDIA A100 80GB SXM", dtype="bf16", gamma=4, context=1024)
+    assert 1 <= v < F(1001, 1000)
+    assert verification_cost(TINY, hw(1, 10**9), dtype="fp32", gamma=0) == 1
+
+
+def test_verification_costs_gamma_plus_one_when_compute_bound():
+    # infinite bandwidth, no attention (context 0, positions add only matmul FLOPs + triangle)
+    v = verification_cost(TINY, hw(10**40, 10**6), dtype="fp32", gamma=3)
+    f1 = pass_flops(TINY, positions=1)
+    f4 = pass_flops(TINY, positions=4)
+    assert v == F(f4, f1) and v > 4
+
+
+def test_memory_bound_positions_matches_scan():
+    for h in ("Laptop CPU (8 cores, DDR5)", "NVIDIA H100 SXM"):
+        n = memory_bound_positions("Llama-3.2-1B", h, dtype="bf16", sequences=4, context=512,
+                                   max_positions=600)
+        scan = [pass_time("Llama-3.2-1B", h, dtype="bf16", positions=T, sequences=4,
+                          context=512).bound for T in range(1, 601)]
+        expected = next((i for i, b in enumerate(scan) if b == "compute"), 600)
+        assert n == expected
+    assert memory_bound_positions(TINY, hw(10**40, 1), dtype="fp32") == 0
+
+
+# ---------------------------------------------------------------- speculation on the roofline
+
+def test_serving_point_gamma0_is_plain_decoding():
+    sp = serving_point("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA H100 SXM", dtype="bf16",
+                       alpha=F(1, 2), gamma=0, sequences=8, context=2048)
+    assert sp.draft_s == 0 and sp.expected_tokens == 1 and speculation_speedup(sp) == 1
+    assert sp.throughput == 8 / sp.step_s
+
+
+def test_speedup_matches_improvement_factor_when_verification_is_free():
+    """With no attention and a memory-bound pass, notebook 05's Leviathan factor returns, with
+    c the draft's step ratio and verification ≈ one step."""
+    sp = serving_point("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", dtype="bf16",
+                       alpha=F(7, 10), gamma=4, sequences=1, context=0)
+    want = improvement_factor(F(7, 10), 4, sp.draft_ratio)
+    assert abs(float(sp.speedup) / float(want) - 1) < 1e-3
+
+
+def test_speculation_stops_paying_under_load():
+    """At short context a large batch turns the verification pass compute-bound, and γ = 8
+    then loses to plain decoding; at batch 1 it wins."""
+    kw = dict(dtype="bf16", alpha=F(7, 10), gamma=8, context=512)
+    low = serving_point("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", sequences=1, **kw)
+    high = serving_point("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", sequences=256, **kw)
+    assert low.speedup > 1 > high.speedup
+    assert high.target_bound == "compute"
+
+
+# ---------------------------------------------------------------- hardware
+
+def test_presets_have_sources_and_kinds():
+    assert len(HARDWARE) >= 5
+    for h in HARDWARE.values():
+        assert h.kind == "assumed" and len(h.source) > 40
+        assert get_hardware(h.name) is h
+
+
+def test_hardware_from_benchmark():
+    res = {"machine": {"cpu": "X", "date_utc": "today"},
+           "bandwidth": {"threads2": {"copy_GBps": 20.0}},
+           "matmul": {"threads2": {"a": {"gflops": {"1": 5.0, "64": 40.0}},
+                                   "b": {"gflops": {"1": 10.0, "64": 90.0}}}}}
+    h = hardware_from_benchmark(res, threads=2)
+    assert h.kind == "measured" and h.bandwidth == 20e9 and h.peak == 90e9
+    with pytest.raises(ValueError, match="threads=1"):
+        hardware_from_benchmark(res, threads=1)
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(positions=0), "positions"), (dict(positions=1.0), "positions"),
+    (dict(sequences=0), "sequences"), (dict(context=-1), "context"),
+    (dict(dtype="fp64"), "dtype"),
+])
+def test_bad_inputs(kw, match):
+    args = dict(dtype="bf16", positions=1, sequences=1, context=0) | kw
+    with pytest.raises(ValueError, match=match):
+        pass_time("Llama-3.2-1B", "NVIDIA H100 SXM", **args)
+
+
+def test_bad_hardware():
+    with pytest.raises(ValueError, match="bandwidth"):
+        hw(0, 1)
+    with pytest.raises(ValueError, match="peak"):
+        hw(1, float("nan"))
+    with pytest.raises(ValueError, match="hardware"):
+        get_hardware("TPU v9")
+    with pytest.raises(ValueError, match="alpha"):
+        serving_point(TINY, TINY, hw(1, 1), dtype="fp32", alpha=2, gamma=1, sequences=1, context=0)
+
+
+def test_a_broken_roofline_is_caught():
+    """Adding the two limits instead of taking their maximum (a common slip) fails the limit
+    test: with both limits finite the sum exceeds the max."""
+    t = pass_time(TINY, hw(1000, 1000), dtype="fp32", positions=3)
+    broken = t.memory_s + t.compute_s
+    assert broken != t.total_s and t.total_s == max(t.memory_s, t.compute_s)
+
+
+def test_kv_read_uses_kv_module():
+    assert pass_bytes("Llama-3.1-8B", dtype="bf16", positions=1, context=100, parts=True)["kv_read"] == \
+        model_kv_bytes(PRESETS["Llama-3.1-8B"], "bf16", 100)
