@@ -22,6 +22,9 @@ class WorkedExample:
     overhead_ms: int = 1
     baseline_ms: int = 6        # one plain target step per token
     slower_verify_ms: int = 12  # the "slower verification" scenario
+    # notebook 05's "draft A": accepted more often, but drafting is slower; verification unchanged
+    draft_a_alpha: F = F(4, 5)
+    draft_a_draft_ms: int = 8   # its two draft steps together (4 ms each)
 
 
 WORKED = WorkedExample()
@@ -53,4 +56,45 @@ def worked_trace(example: WorkedExample = WORKED) -> dict:
         "slower_tokens_per_second": tokens_per_second(ek, draft_ms=example.draft_ms,
                                                       verify_ms=example.slower_verify_ms,
                                                       overhead_ms=example.overhead_ms),
+    }
+
+
+@dataclass(frozen=True)
+class TruthExample:
+    """A tiny, explicit counterexample to "accepted means true" (notebook 00): the target puts
+    probability on false continuations, and speculative sampling keeps exactly that probability."""
+
+    prompt: str = "The capital of Australia is"
+    continuations: tuple = ("Canberra", "Sydney", "Melbourne")
+    true: tuple = (True, False, False)
+    p: tuple = (F(7, 10), F(1, 5), F(1, 10))    # target
+    q: tuple = (F(3, 10), F(3, 5), F(1, 10))    # draft: even keener on the wrong answer
+
+
+TRUTH_EXAMPLE = TruthExample()
+
+
+def truth_counterexample(n: int, seed: int, example: TruthExample = TRUTH_EXAMPLE) -> dict:
+    """The exact probability that speculative sampling writes a false continuation (it equals the
+    target's), and its frequency in ``n`` seeded single-position speculative trials."""
+    import numpy as np
+
+    from .simulate import simulate_position
+    from .verify import acceptance_rate, accepted_mass, output_distribution
+
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    out = output_distribution(example.p, example.q)
+    false = [i for i, t in enumerate(example.true) if not t]
+    sim = simulate_position(example.p, example.q, n, np.random.default_rng(seed))
+    freq = sim.output_frequencies()
+    return {
+        "alpha": acceptance_rate(example.p, example.q),
+        "target_false": sum((example.p[i] for i in false), F(0)),
+        "output_law": list(out),
+        "output_false": sum((out[i] for i in false), F(0)),
+        "simulated_false": float(sum(freq[i] for i in false)),
+        "accepted_false_exact": sum((accepted_mass(example.p, example.q)[i] for i in false), F(0)),
+        "accepted_false": float(np.isin(sim.emitted[sim.accepted], false).sum() / sim.n),
+        "n": sim.n,
     }

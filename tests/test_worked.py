@@ -67,3 +67,21 @@ def test_sympy_rationals_are_exact():
     q = [sp.Rational(1, 5), sp.Rational(3, 10), sp.Rational(1, 2)]
     assert acceptance_rate(p, q) == sp.Rational(3, 5)
     assert list(residual_distribution(p, q)) == [1, 0, 0]
+
+
+def test_truth_counterexample_exact_and_simulated():
+    from specdec_core.worked import TRUTH_EXAMPLE, truth_counterexample
+
+    t = truth_counterexample(100_000, 2023)
+    assert t["target_false"] == F(3, 10) == t["output_false"]
+    assert t["output_law"] == list(TRUTH_EXAMPLE.p)
+    assert t["accepted_false_exact"] == F(3, 10)      # every false answer here passed verification
+    # binomial standard error sqrt(0.3·0.7/1e5) ≈ 0.00145: allow 4 of them
+    assert abs(t["simulated_false"] - 0.3) < 4 * 0.00145
+    with pytest.raises(ValueError, match="seed"):
+        truth_counterexample(10, -1)
+
+
+def test_draft_a_scenario_has_the_same_round_time_as_before():
+    w = WORKED
+    assert w.draft_a_draft_ms + w.verify_ms + w.overhead_ms == w.draft_ms + w.slower_verify_ms + w.overhead_ms
