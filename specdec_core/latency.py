@@ -1,0 +1,150 @@
+"""Latency as a user feels it, and raggedness across a batch — from the sampler's records.
+
+A speculative round emits K tokens at once, at the end of the round. A reader watching the
+stream therefore sees *bursts*: a gap of one round's time, then K − 1 tokens with no gap at
+all. The mean gap is still 1 ÷ rate, but the gaps themselves are far from all equal:
+
+    gaps of one round = (T_round, 0, 0, …, 0)        (K entries)                   (1)
+
+Time to first token (TTFT) adds what must happen before the first round can emit anything:
+the target's prefill of the prompt *and* the draft's prefill of the same prompt, plus the
+first round's drafting:
+
+    TTFT = T_prefill,target + T_prefill,draft + γ·T_draft step + T_overhead        (2)
+
+(the target's prefill pass also scores the γ proposals, so the first round's verification is
+folded into it). Plain decoding has TTFT = T_prefill,target.
+
+In a batch every sequence accepts its own K per round. An engine that keeps the batch in
+lock-step pads each sequence to the longest run of the round, wasting
+
+    Σ_b (max_b K_b − K_b)  positions per round                                      (3)
+
+:func:`simulate_ragged_batch` draws those K with the library's batched verifier
+(:func:`specdec_core.sampling.verify_batch`) and a seeded Generator.
+
+Times are declared budgets (ms): a result is *derived from assumed inputs*.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .distributions import check_gamma, check_int, check_pair, check_rng, check_time
+from .timing import draft_cost_ms, verify_cost_ms
+
+__all__ = ["round_times_ms", "arrival_times_ms", "inter_token_gaps_ms", "gap_summary",
+           "time_to_first_token_ms", "padding_waste", "simulate_ragged_batch"]
+
+
+def _emitted_counts(records) -> np.ndarray:
+    """K per round from RoundRecords (anything with ``.emitted``) or a sequence of counts."""
+    if isinstance(records, (str, bytes)):
+        raise ValueError("records must be RoundRecords or a sequence of token counts, got a string")
+    try:
+        items = list(records)
+    except TypeError:
+        raise ValueError(f"records must be RoundRecords or a sequence of token counts, got {records!r}") from None
+    if not items:
+        raise ValueError("records is empty")
+    ks = [len(r.emitted) if hasattr(r, "emitted") else check_int(r, "records", 1) for r in items]
+    if min(ks) < 1:
+        raise ValueError("records: every round emits at least one token")
+    return np.asarray(ks, dtype=np.int64)
+
+
+def round_times_ms(records, *, draft_per_token_ms, verify_base_ms, verify_per_position_ms=0,
+                   overhead_ms=0) -> np.ndarray:
+    """Each round's time under notebook 05's budget (3): γ_r·draft + base + per_position·(γ_r + 1)
+    + overhead, with γ_r the round's own γ (the last round may draft fewer). float64, ms."""
+    if isinstance(records, (str, bytes)) or not hasattr(records, "__iter__"):
+        raise ValueError(f"records must be a sequence of RoundRecords, got {records!r}")
+    recs = list(records)
+    if not recs or not all(hasattr(r, "gamma") for r in recs):
+        raise ValueError("records must be a non-empty sequence of RoundRecords")
+    o = check_time(overhead_ms, "overhead_ms")
+    out = np.array([float(draft_cost_ms(r.gamma, per_token_ms=draft_per_token_ms)
+                          + verify_cost_ms(r.gamma, base_ms=verify_base_ms,
+                                           per_position_ms=verify_per_position_ms) + o)
+                    for r in recs], dtype=np.float64)
+    if (out <= 0).any():
+        raise ValueError("a round takes no time under this budget")
+    return out
+
+
+def arrival_times_ms(records, round_ms, *, start_ms=0) -> np.ndarray:
+    """When each token reaches the reader: all K tokens of round r at the end of round r.
+    ``round_ms`` is one time for every round or one per round. float64 array, one per token."""
+    ks = _emitted_counts(records)
+    s = float(check_time(start_ms, "start_ms"))
+    rt = np.asarray(round_ms, dtype=np.float64) if not isinstance(round_ms, (str, bytes)) else None
+    if rt is None or rt.ndim > 1 or (rt.ndim == 1 and rt.size != ks.size):
+        raise ValueError(f"round_ms must be one time or one per round ({ks.size}), got {round_ms!r}")
+    if not np.isfinite(rt).all() or (rt <= 0).any():
+        raise ValueError("round_ms must be positive and finite")
+    ends = s + np.cumsum(np.broadcast_to(rt, ks.shape))
+    return np.repeat(ends, ks)
+
+
+def inter_token_gaps_ms(arrivals) -> np.ndarray:
+    """Gaps between consecutive tokens (the first token's wait is TTFT, not a gap)."""
+    a = np.asarray(arrivals, dtype=np.float64)
+    if a.ndim != 1 or a.size < 2:
+        raise ValueError("arrivals must be a 1-D sequence of at least two times")
+    if not np.isfinite(a).all() or (np.diff(a) < 0).any():
+        raise ValueError("arrivals must be finite and non-decreasing")
+    return np.diff(a)
+
+
+def gap_summary(gaps) -> dict:
+    """Mean, median, 90th and 99th percentile, largest gap and the share of zero gaps."""
+    g = np.asarray(gaps, dtype=np.float64)
+    if g.ndim != 1 or g.size == 0 or not np.isfinite(g).all() or (g < 0).any():
+        raise ValueError("gaps must be a non-empty 1-D sequence of non-negative times")
+    return {"mean": float(g.mean()), "median": float(np.median(g)),
+            "p90": float(np.percentile(g, 90)), "p99": float(np.percentile(g, 99)),
+            "max": float(g.max()), "zero_share": float((g == 0).mean()), "n": int(g.size)}
+
+
+def time_to_first_token_ms(*, target_prefill_ms, draft_prefill_ms=0, gamma=0,
+                           draft_per_token_ms=0, overhead_ms=0):
+    """Equation (2): target prefill + draft prefill + γ draft steps + overhead (exact stays
+    exact). With ``gamma=0`` and no draft it is plain decoding's TTFT."""
+    t = check_time(target_prefill_ms, "target_prefill_ms")
+    d = check_time(draft_prefill_ms, "draft_prefill_ms")
+    o = check_time(overhead_ms, "overhead_ms")
+    return t + d + draft_cost_ms(check_gamma(gamma), per_token_ms=draft_per_token_ms) + o
+
+
+# ---------------------------------------------------------------- ragged batches
+
+def padding_waste(K) -> dict:
+    """Equation (3) for K of shape (rounds, batch): per round the positions wasted by padding
+    every sequence to the round's longest run (int array), and the wasted share of the padded
+    slots batch × max K (float array)."""
+    k = np.asarray(K)
+    if k.ndim != 2 or k.size == 0 or k.dtype.kind not in "iu" or (k < 1).any():
+        raise ValueError("K must be a non-empty (rounds, batch) array of integers >= 1")
+    mx = k.max(axis=1)
+    wasted = k.shape[1] * mx - k.sum(axis=1)
+    return {"wasted": wasted.astype(np.int64), "share": wasted / (k.shape[1] * mx),
+            "longest": mx.astype(np.int64)}
+
+
+def simulate_ragged_batch(p, q, *, gamma, batch, rounds, rng) -> np.ndarray:
+    """K for ``rounds`` rounds of ``batch`` sequences (shape (rounds, batch)), each position's
+    target/draft distributions ``p``/``q``: proposals drawn from q with ``rng``, then verified by
+    :func:`~specdec_core.sampling.verify_batch` (each sequence its own accepted run)."""
+    from .sampling import verify_batch
+
+    pp, qq, _ = check_pair(p, q)
+    pp, qq = np.asarray(pp, dtype=np.float64), np.asarray(qq, dtype=np.float64)
+    g = check_int(check_gamma(gamma), "gamma", 1)
+    b = check_int(batch, "batch", 1)
+    r = check_int(rounds, "rounds", 1)
+    rng = check_rng(rng)
+    n, V = r * b, pp.size
+    X = rng.choice(V, size=(n, g), p=qq / qq.sum())
+    P = np.broadcast_to(pp, (n, g + 1, V))
+    Q = np.broadcast_to(qq, (n, g, V))
+    accepted, _ = verify_batch(P, Q, X, rng)
+    return (accepted + 1).reshape(r, b)
