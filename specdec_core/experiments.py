@@ -17,8 +17,10 @@ from fractions import Fraction
 import numpy as np
 
 from .lawcheck import DEFAULT_THRESHOLD, GofResult, chi_square_gof
-from .sampling import CORRECT_RULES, autoregressive_generate, speculative_generate
+from .distributions import check_int
+from .sampling import autoregressive_generate, speculative_generate
 from .toy import sequence_law, toy_draft, toy_target
+from .verify import check_rule
 
 METHODS = ("speculative", "autoregressive")
 
@@ -59,12 +61,6 @@ class LawExperiment:
         return {k: Fraction(v, self.n) for k, v in self.counts.items()}
 
 
-def _check_int(value, name, low):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
 def sample_first_tokens(method: str = "speculative", *, n: int, length: int = 3, seed: int = 0,
                         gamma: int = 3, correction: str = "residual", max_new_tokens: int | None = None,
                         prefix=(), target=None, draft=None, progress=None, updates: int = 50) -> Counter:
@@ -77,14 +73,13 @@ def sample_first_tokens(method: str = "speculative", *, n: int, length: int = 3,
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    n = _check_int(n, "n", 1)
-    length = _check_int(length, "length", 1)
-    gamma = _check_int(gamma, "gamma", 0)
-    seed = _check_int(seed, "seed", 0)
-    updates = _check_int(updates, "updates", 1)
-    if correction not in CORRECT_RULES:
-        raise ValueError(f"correction must be one of {CORRECT_RULES}, got {correction!r}")
-    horizon = length + gamma if max_new_tokens is None else _check_int(max_new_tokens, "max_new_tokens", 1)
+    n = check_int(n, "n", 1)
+    length = check_int(length, "length", 1)
+    gamma = check_int(gamma, "gamma", 0)
+    seed = check_int(seed, "seed", 0)
+    updates = check_int(updates, "updates", 1)
+    check_rule(correction, "correction")
+    horizon = length + gamma if max_new_tokens is None else check_int(max_new_tokens, "max_new_tokens", 1)
     if horizon < length:
         raise ValueError(f"max_new_tokens ({horizon}) must be >= length ({length})")
     if progress is not None and not callable(progress):
@@ -129,8 +124,8 @@ def same_seed_texts(seed: int = 0, *, n_tokens: int = 12, gamma: int = 3, prefix
     The two samplers consume their uniforms differently (proposals, acceptance draws,
     corrections), so the same seed does not give the same text, although both have the
     target's law."""
-    n_tokens = _check_int(n_tokens, "n_tokens", 1)
-    seed = _check_int(seed, "seed", 0)
+    n_tokens = check_int(n_tokens, "n_tokens", 1)
+    seed = check_int(seed, "seed", 0)
     target = toy_target() if target is None else target
     draft = toy_draft() if draft is None else draft
     spec = speculative_generate(target, draft, prefix, gamma=gamma, max_new_tokens=n_tokens,

@@ -15,6 +15,8 @@ Steps of one round with γ proposals x₁…x_γ::
     discard   x_{i+1}…x_γ were never checked, thrown away     (discarded += γ − i)
     correct   a token drawn from the residual at that prefix  (emitted += accepted + 1)
     bonus     all γ accepted: a token drawn from p_{γ+1}      (emitted += γ + 1)
+    stop      the round emitted a stop token: what it made after that token is discarded
+              and generation ends                          (emitted −= after, after_stop += after)
 
 The replay of a list of records starts with one ``start`` step (all counters 0); clicking
 "next" n times shows step n. Counters are cumulative over the rounds replayed so far.
@@ -25,9 +27,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .distributions import check_int
+from .verify import check_rule, correction_weights
+
 #: Status of a proposal chip at a given step.
 STATUSES = ("hidden", "proposed", "accepted", "rejected", "discarded")
-STEP_KINDS = ("start", "propose", "score", "accept", "reject", "discard", "correct", "bonus")
+STEP_KINDS = ("start", "propose", "score", "accept", "reject", "discard", "correct", "bonus", "stop")
 
 
 @dataclass(frozen=True)
@@ -36,7 +41,8 @@ class Counters:
 
     ``rejected_work`` is the target work that did not become output: the rejected position
     plus the discarded positions (= ``rejected + discarded``). ``emitted`` counts output tokens
-    and only grows when a round finishes (accepted prefix + 1 correction or bonus).
+    and grows when a round finishes (accepted prefix + 1 correction or bonus); a ``stop`` step
+    takes back what the round made after a stop token (counted in ``after_stop``).
     """
 
     rounds_done: int = 0
@@ -48,6 +54,7 @@ class Counters:
     corrections: int = 0
     bonus: int = 0
     emitted: int = 0
+    after_stop: int = 0
 
     @property
     def rejected_work(self) -> int:
@@ -101,28 +108,17 @@ def _row_tuple(rows, i):
 
 
 def correction_row(p_row, q_row, correction: str = "residual"):
-    """The row a correction is drawn from, normalized, as floats (for display).
-
-    Mirrors the sampler's rules: "residual" max(p − q, 0)/Σ, "draft" q, "target" p,
-    "uniform". A residual that sums to 0 (only possible through float rounding) falls back to p,
-    as the sampler does.
+    """The row a correction is drawn from, normalized, as floats (for display): the sampler's
+    own rule (:func:`specdec_core.verify.correction_weights`), so the replay shows exactly what
+    was drawn from. A residual that sums to 0 (only possible through float rounding) falls back
+    to p, as the sampler does.
     """
+    check_rule(correction, "correction")
     p = np.asarray(p_row, dtype=np.float64)
     q = np.asarray(q_row, dtype=np.float64)
     if p.shape != q.shape or p.ndim != 1:
         raise ValueError(f"p_row and q_row must be 1-D of the same length, got {p.shape} and {q.shape}")
-    if correction == "residual":
-        r = np.maximum(p - q, 0.0)
-        if r.sum() <= 0:
-            r = p
-    elif correction == "draft":
-        r = q
-    elif correction == "target":
-        r = p
-    elif correction == "uniform":
-        r = np.ones_like(p)
-    else:
-        raise ValueError(f"correction must be 'residual', 'draft', 'target' or 'uniform', got {correction!r}")
+    r = correction_weights(p, q, correction)
     return tuple(float(v) for v in r / r.sum())
 
 
@@ -139,8 +135,15 @@ def _check_record(rec, k):
     if rec.kind not in ("correction", "bonus") or (rec.kind == "bonus") != (rec.stop is None):
         raise ValueError(f"records[{k}]: kind {rec.kind!r} does not match stop={rec.stop}")
     acc = g if rec.stop is None else rec.stop
-    if len(rec.emitted) != acc + 1 or tuple(rec.emitted[:acc]) != tuple(rec.proposals[:acc]):
-        raise ValueError(f"records[{k}]: emitted {rec.emitted} is not the accepted prefix + 1 token")
+    made = tuple(getattr(rec, "produced", None) or rec.emitted)
+    if len(made) != acc + 1 or made[:acc] != tuple(rec.proposals[:acc]):
+        raise ValueError(f"records[{k}]: produced {made} is not the accepted prefix + 1 token")
+    stop_at = getattr(rec, "stop_at", None)
+    cut = made if stop_at is None else made[:stop_at + 1]
+    if stop_at is not None and not 0 <= stop_at < len(made):
+        raise ValueError(f"records[{k}]: stop_at={stop_at} outside 0..{len(made) - 1}")
+    if tuple(rec.emitted) != cut:
+        raise ValueError(f"records[{k}]: emitted {rec.emitted} is not {cut}")
 
 
 def replay_steps(records, *, correction: str = "residual") -> list[ReplayStep]:
@@ -181,7 +184,8 @@ def replay_steps(records, *, correction: str = "residual") -> list[ReplayStep]:
                 position=i, token=xs[i], u=float(rec.draws[i]), ratio=float(rec.ratios[i]),
                 p_x=float(rec.p_x[i]) if len(rec.p_x) > i else None,
                 q_x=float(rec.q_x[i]) if len(rec.q_x) > i else None, draws=all_draws[:i + 1], **base)
-        final = int(rec.emitted[-1])
+        made = tuple(int(t) for t in (getattr(rec, "produced", None) or rec.emitted))
+        final = made[-1]
         acc = checked if rec.stop is None else rec.stop
         if rec.stop is not None:
             n_disc = g - rec.stop - 1
@@ -208,14 +212,20 @@ def replay_steps(records, *, correction: str = "residual") -> list[ReplayStep]:
             add(kind="bonus", statuses=tuple(status), counters=c, scored=True, final=final,
                 final_kind="bonus", position=g, token=final, row=p_row, p_row=p_row,
                 draws=all_draws, **base)
+        stop_at = getattr(rec, "stop_at", None)
+        if stop_at is not None:
+            after = len(made) - stop_at - 1
+            c = replace(c, emitted=c.emitted - after, after_stop=c.after_stop + after)
+            add(kind="stop", statuses=tuple(status), counters=c, scored=True, final=final,
+                final_kind="correction" if rec.stop is not None else "bonus",
+                position=stop_at, token=made[stop_at], draws=all_draws, **base)
     return steps
 
 
 def step_at(steps, n_clicks: int) -> ReplayStep:
     """The step shown after pressing "next" ``n_clicks`` times from the start (clamped to the
     last step; negative counts clamp to the start)."""
-    if isinstance(n_clicks, bool) or not isinstance(n_clicks, (int, np.integer)):
-        raise ValueError(f"n_clicks must be an integer, got {n_clicks!r}")
+    n_clicks = check_int(n_clicks, "n_clicks", None)
     if not steps:
         raise ValueError("steps is empty")
     return steps[min(max(int(n_clicks), 0), len(steps) - 1)]
@@ -227,7 +237,8 @@ def format_counters(step: ReplayStep, n_rounds: int) -> str:
     rnd = f"round {step.round + 1} of {n_rounds}" if n_rounds else "no rounds"
     return (f"{rnd} · draft proposals {c.proposed} · target positions scored {c.scored} · "
             f"accepted tokens {c.accepted} · rejected target work {c.rejected_work} "
-            f"(rejected {c.rejected} + discarded {c.discarded}) · emitted output {c.emitted}")
+            f"(rejected {c.rejected} + discarded {c.discarded}) · emitted output {c.emitted}"
+            + (f" · cut after a stop token {c.after_stop}" if c.after_stop else ""))
 
 
 def _sub(i: int) -> str:
@@ -261,6 +272,11 @@ def describe_step(step: ReplayStep, symbols=None, digits: int = 3) -> str:
     if step.kind == "correct":
         return (f"Correction: {name(step.final)} is drawn from the residual at the rejected "
                 f"position's prefix; the round emits {step.position + 1} token{'s' * (step.position != 0)}.")
+    if step.kind == "stop":
+        kept = step.position + 1
+        return (f"{name(step.token)} is a stop token: the output ends with it, so the round keeps "
+                f"{kept} token{'s' * (kept != 1)}; what it made after {name(step.token)} is discarded "
+                f"and generation ends.")
     return (f"All {g} accepted: a bonus token {name(step.final)} is drawn from p{_sub(g + 1)}; "
             f"the round emits {g + 1} tokens.")
 

@@ -28,57 +28,36 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .distributions import SUM_TOL, check_gamma
-
-CORRECT_RULES = ("residual", "draft", "target", "uniform")
-
+from .distributions import (SUM_TOL, check_gamma, check_int, check_model_rows, check_rng,
+                            check_token_ids, inverse_cdf)
+from .verify import SAMPLEABLE_RULES, check_rule, correction_weights
 
 # ---------------------------------------------------------------- checks
 
-def _check_rng(rng):
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(
-            f"rng must be a numpy.random.Generator (e.g. np.random.default_rng(0)), got {type(rng).__name__}"
-        )
-    return rng
-
-
-def _check_prefix(prefix):
+def check_prefix(prefix, vocab: int | None = None) -> tuple:
+    """A prefix: a sequence of integer token ids (not a string; no floats, bools or negatives;
+    below ``vocab`` when given)."""
     if isinstance(prefix, (str, bytes)):
         raise ValueError("prefix must be a sequence of token ids, not a string")
-    try:
-        out = tuple(int(t) for t in prefix)
-    except (TypeError, ValueError):
-        raise ValueError(f"prefix must be a sequence of integer token ids, got {prefix!r}") from None
-    if any(t < 0 for t in out):
-        raise ValueError("prefix has a negative token id")
-    return out
+    return check_token_ids(prefix, "prefix", vocab)
 
 
-def _check_max_new(n):
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"max_new_tokens must be a non-negative integer, got {n!r}")
-    return int(n)
+def check_stop(stop) -> frozenset:
+    """``stop``: ``None`` (no stop tokens) or a collection of integer token ids, e.g. ``{3}``."""
+    if stop is None:
+        return frozenset()
+    if isinstance(stop, (int, np.integer, bool, np.bool_)):
+        raise ValueError(f"stop must be a collection of token ids such as {{{stop!r}}}, not a single "
+                         f"{type(stop).__name__}")
+    if isinstance(stop, (str, bytes, dict)) or not hasattr(stop, "__iter__"):
+        raise ValueError(f"stop must be a collection of integer token ids (e.g. {{3}}), got {stop!r}")
+    return frozenset(check_token_ids(list(stop), "stop"))
 
 
-def _row(probs, name):
-    """A model's output as a float64 probability row, checked cheaply."""
-    arr = np.asarray(probs, dtype=np.float64)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must return a non-empty 1-D probability vector, got shape {arr.shape}")
-    s = arr.sum()
-    if not np.isfinite(s) or abs(s - 1.0) > SUM_TOL or (arr < 0).any():
-        raise ValueError(f"{name} returned an invalid distribution (sum {s!r}, min {arr.min()!r})")
-    return arr
-
-
-def _sample(row, u):
-    """Inverse-CDF draw from an (unnormalized, non-negative) row with a uniform u in [0, 1)."""
-    c = np.cumsum(row)
-    i = int(np.searchsorted(c, u * c[-1], side="right"))
-    if i >= len(row):  # u·total rounded onto the last edge
-        i = int(np.flatnonzero(row)[-1])
-    return i
+def _check_stop_in_vocab(stop: frozenset, vocab: int) -> None:
+    bad = sorted(t for t in stop if t >= vocab)
+    if bad:
+        raise ValueError(f"stop holds the token id {bad[0]}, outside the vocabulary [0, {vocab})")
 
 
 # ---------------------------------------------------------------- records
@@ -91,8 +70,15 @@ class RoundRecord:
     ``ratios``: min(1, p/q) per proposal; ``draws``: the uniforms compared with those ratios
     (only for positions actually checked); ``stop``: index of the first rejection, or ``None``
     when all were accepted; ``emitted``: the tokens this round adds to the output (accepted
-    prefix + correction or bonus); ``kind``: "correction" or "bonus". ``p_rows``/``q_rows``: the
-    full distributions (γ+1 target rows, γ draft rows) when recording was asked for.
+    prefix + correction or bonus, cut after a stop token); ``kind``: "correction" or "bonus".
+    ``p_rows``/``q_rows``: the full distributions (γ+1 target rows, γ draft rows) when
+    recording was asked for.
+
+    **Stop tokens.** ``produced`` is what verification made (accepted prefix + correction or
+    bonus, K = accepted + 1 tokens); ``stop_at`` is the index in ``produced`` of the first stop
+    token (``None``: no stop token this round). The output keeps ``produced[:stop_at + 1]`` —
+    the stop token included — and :attr:`after_stop` tokens after it are discarded; generation
+    ends there. Without a stop token ``emitted == produced``.
     """
 
     prefix: tuple
@@ -106,6 +92,12 @@ class RoundRecord:
     kind: str
     p_rows: np.ndarray | None = field(default=None, compare=False, repr=False)
     q_rows: np.ndarray | None = field(default=None, compare=False, repr=False)
+    stop_at: int | None = None
+    produced: tuple | None = None
+
+    def __post_init__(self):
+        if self.produced is None:
+            object.__setattr__(self, "produced", tuple(self.emitted))
 
     @property
     def gamma(self) -> int:
@@ -125,6 +117,21 @@ class RoundRecord:
         return self.gamma - self.accepted - self.rejected
 
     @property
+    def count(self) -> int:
+        """K: tokens verification produced this round (accepted + 1), before any stop cut."""
+        return self.accepted + 1
+
+    @property
+    def ended(self) -> bool:
+        """True when this round emitted a stop token (generation ends after it)."""
+        return self.stop_at is not None
+
+    @property
+    def after_stop(self) -> int:
+        """Tokens produced after the stop token and discarded (0 without a stop token)."""
+        return len(self.produced) - len(self.emitted)
+
+    @property
     def target_positions(self) -> int:
         """Target positions scored in this round (γ + 1)."""
         return self.gamma + 1
@@ -137,7 +144,12 @@ class RoundRecord:
 
 @dataclass
 class GenerationResult:
-    """Output tokens plus the round accounting. Output = accepted + corrections + bonus."""
+    """Output tokens plus the round accounting.
+
+    Output = accepted + corrections + bonus − after_stop: every round produces its accepted
+    proposals and one correction or bonus; a round that emits a stop token discards what it
+    produced after it (``after_stop``) and ends the generation (``stopped``).
+    """
 
     tokens: tuple
     records: list = field(default_factory=list)
@@ -171,6 +183,16 @@ class GenerationResult:
         return sum(r.kind == "bonus" for r in self.records)
 
     @property
+    def after_stop(self) -> int:
+        """Tokens produced after a stop token and discarded."""
+        return sum(r.after_stop for r in self.records)
+
+    @property
+    def stopped(self) -> bool:
+        """True when generation ended on a stop token (rather than at max_new_tokens)."""
+        return bool(self.records) and self.records[-1].ended
+
+    @property
     def target_positions(self) -> int:
         return sum(r.target_positions for r in self.records)
 
@@ -183,36 +205,73 @@ class GenerationResult:
             "tokens": len(self.tokens), "rounds": self.rounds, "proposed": self.proposed,
             "accepted": self.accepted, "rejected": self.rejected, "discarded": self.discarded,
             "corrections": self.corrections, "bonus": self.bonus,
-            "target_positions": self.target_positions,
+            "target_positions": self.target_positions, "after_stop": self.after_stop,
+            "stopped": self.stopped,
         }
 
 
 # ---------------------------------------------------------------- model adapters
 
-def target_rows(target, prefix: tuple, continuation: tuple) -> np.ndarray:
-    """p rows after prefix, prefix+c₁, …, prefix+c (len(c)+1 rows), one call when possible."""
+def check_models(target, draft=None) -> int | None:
+    """The target (callable, or offering ``.score``) and draft (callable, or offering
+    ``.propose``); returns the vocabulary size they declare (``vocab_size``), if any."""
+    if not (callable(target) or hasattr(target, "score")):
+        raise ValueError(f"target must be a model: prefix -> probabilities (or offer .score), "
+                         f"got {type(target).__name__}")
+    if draft is not None and not (callable(draft) or hasattr(draft, "propose")):
+        raise ValueError(f"draft must be a model: prefix -> probabilities (or offer .propose), "
+                         f"got {type(draft).__name__}")
+    v = getattr(target, "vocab_size", None)
+    return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 else None
+
+
+def target_rows(target, prefix: tuple, continuation: tuple, vocab: int | None = None) -> np.ndarray:
+    """p rows after prefix, prefix+c₁, …, prefix+c (len(c)+1 rows), one call when possible.
+
+    Whatever the target returns is validated like a direct argument (shape, vocabulary size,
+    finite, non-negative, rows summing to 1)."""
+    n = len(continuation) + 1
     if hasattr(target, "score"):
-        rows = np.asarray(target.score(prefix, continuation), dtype=np.float64)
-        if rows.ndim != 2 or rows.shape[0] != len(continuation) + 1:
-            raise ValueError(f"target.score returned shape {rows.shape}, expected ({len(continuation) + 1}, V)")
-        return rows
-    return np.stack([_row(target(prefix + tuple(continuation[:i])), "target")
-                     for i in range(len(continuation) + 1)])
+        rows = target.score(prefix, continuation)
+        return check_model_rows(rows, "target.score", n_rows=n, vocab=vocab)
+    out = []
+    for i in range(n):
+        row = check_model_rows(target(prefix + tuple(continuation[:i])), "target", vocab=vocab)
+        vocab = row.shape[0]
+        out.append(row)
+    return np.stack(out)
 
 
-def draft_proposals(draft, prefix: tuple, gamma: int, rng) -> tuple[tuple, np.ndarray]:
-    """γ proposals drawn from the draft, and the (γ, V) rows they were drawn from."""
+def draft_proposals(draft, prefix: tuple, gamma: int, rng, vocab: int | None = None
+                    ) -> tuple[tuple, np.ndarray]:
+    """Up to γ proposals drawn from the draft, and the (len, V) rows they were drawn from.
+
+    ``.propose`` output is validated: integer token ids in [0, V), one distribution row per
+    token, at most γ of them."""
     if gamma == 0:
-        return (), np.zeros((0, 0))
+        return (), np.zeros((0, vocab or 0))
     if hasattr(draft, "propose"):
-        toks, rows = draft.propose(prefix, gamma, rng)
-        rows = np.asarray(rows, dtype=np.float64)
-        return tuple(int(t) for t in toks), rows
+        out = draft.propose(prefix, gamma, rng)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise ValueError("draft.propose must return (tokens, q_rows)")
+        toks, rows = out
+        if isinstance(toks, np.ndarray) and toks.dtype.kind in "fb":
+            raise ValueError(f"draft.propose tokens must be integer token ids, got dtype {toks.dtype}")
+        toks = check_token_ids(toks, "draft.propose tokens", vocab)
+        if len(toks) > gamma:
+            raise ValueError(f"draft proposed {len(toks)} tokens, more than gamma = {gamma}")
+        if not toks:
+            return (), np.zeros((0, vocab or 0))
+        rows = check_model_rows(rows, "draft.propose rows", n_rows=len(toks), vocab=vocab)
+        # token ids are checked against the rows' own vocabulary too
+        check_token_ids(toks, "draft.propose tokens", rows.shape[1])
+        return toks, rows
     toks, rows = [], []
     ctx = prefix
     for _ in range(gamma):
-        q = _row(draft(ctx), "draft")
-        x = _sample(q, rng.random())
+        q = check_model_rows(draft(ctx), "draft", vocab=vocab)
+        vocab = q.shape[0]
+        x = inverse_cdf(q, rng.random())
         toks.append(x)
         rows.append(q)
         ctx = ctx + (x,)
@@ -221,38 +280,28 @@ def draft_proposals(draft, prefix: tuple, gamma: int, rng) -> tuple[tuple, np.nd
 
 # ---------------------------------------------------------------- one round
 
-def _correction_row(p, q, rule):
-    if rule == "residual":
-        r = np.maximum(p - q, 0.0)
-        return r if r.sum() > 0 else p  # float rounding only: p == q cannot reject
-    if rule == "draft":
-        return q
-    if rule == "target":
-        return p
-    return np.ones_like(p)  # uniform
-
-
 def speculative_round(target, draft, prefix, *, gamma, rng, correction="residual",
-                      record_distributions=False) -> RoundRecord:
-    """One draft–verify–correct round from ``prefix``. See the module docstring."""
-    prefix = _check_prefix(prefix)
+                      record_distributions=False, stop=None) -> RoundRecord:
+    """One draft–verify–correct round from ``prefix``. See the module docstring.
+
+    ``stop``: a collection of token ids; the round's output is cut right after the first one
+    it emits (accepted proposal, correction or bonus) — see :class:`RoundRecord`.
+    """
+    prefix = check_prefix(prefix, check_models(target, draft))
     gamma = check_gamma(gamma)
-    rng = _check_rng(rng)
-    if correction not in CORRECT_RULES:
-        raise ValueError(f"correction must be one of {CORRECT_RULES}, got {correction!r}")
+    rng = check_rng(rng)
+    check_rule(correction, "correction")
+    stops = check_stop(stop)
     xs, q_rows = draft_proposals(draft, prefix, gamma, rng)
-    if len(xs) > gamma:
-        raise ValueError(f"draft proposed {len(xs)} tokens, more than gamma = {gamma}")
-    if len(xs) < gamma:
-        # A draft may offer fewer proposals (prompt lookup without a full match). The law is
-        # kept because how many it offers depends only on the prefix, never on the target.
-        gamma = len(xs)
-        q_rows = q_rows[:gamma] if gamma else np.zeros((0, 0))
-    p_rows = target_rows(target, prefix, xs)
-    if gamma and q_rows.shape != (gamma, p_rows.shape[1]):
-        raise ValueError(f"draft rows have shape {q_rows.shape}, target rows {p_rows.shape}: vocabularies differ")
+    # A draft may offer fewer proposals (prompt lookup without a full match). The law is
+    # kept because how many it offers depends only on the prefix, never on the target.
+    gamma = len(xs)
+    p_rows = target_rows(target, prefix, xs, vocab=q_rows.shape[1] if gamma else None)
+    V = p_rows.shape[1]
+    check_prefix(prefix, V)
+    _check_stop_in_vocab(stops, V)
     q_x, p_x, ratios, draws = [], [], [], []
-    stop = None
+    rej = None
     for i, x in enumerate(xs):
         qx, px = float(q_rows[i, x]), float(p_rows[i, x])
         if qx <= 0:
@@ -261,73 +310,115 @@ def speculative_round(target, draft, prefix, *, gamma, rng, correction="residual
         u = float(rng.random())
         q_x.append(qx), p_x.append(px), ratios.append(ratio), draws.append(u)
         if not u < ratio:
-            stop = i
+            rej = i
             break
-    if stop is None:
-        last = _sample(p_rows[gamma], rng.random())
-        emitted, kind = xs + (last,), "bonus"
+    if rej is None:
+        last = inverse_cdf(p_rows[gamma], rng.random())
+        produced, kind = xs + (last,), "bonus"
     else:
-        row = _correction_row(p_rows[stop], q_rows[stop], correction)
-        last = _sample(row, rng.random())
-        emitted, kind = xs[:stop] + (last,), "correction"
+        row = correction_weights(p_rows[rej], q_rows[rej], correction)
+        last = inverse_cdf(row, rng.random())
+        produced, kind = xs[:rej] + (last,), "correction"
+    stop_at = next((j for j, t in enumerate(produced) if t in stops), None)
+    emitted = produced if stop_at is None else produced[:stop_at + 1]
     # Probabilities of the unchecked proposals are recorded too, for display.
     for i in range(len(q_x), gamma):
         q_x.append(float(q_rows[i, xs[i]])), p_x.append(float(p_rows[i, xs[i]]))
         ratios.append(min(1.0, p_x[-1] / q_x[-1]) if q_x[-1] > 0 else 1.0)
     return RoundRecord(
         prefix=prefix, proposals=xs, q_x=tuple(q_x), p_x=tuple(p_x), ratios=tuple(ratios),
-        draws=tuple(draws), stop=stop, emitted=emitted, kind=kind,
+        draws=tuple(draws), stop=rej, emitted=emitted, kind=kind,
         p_rows=p_rows if record_distributions else None,
         q_rows=q_rows if record_distributions else None,
+        stop_at=stop_at, produced=produced,
     )
 
 
 # ---------------------------------------------------------------- generation
 
 def speculative_generate(target, draft, prefix, *, gamma, max_new_tokens, rng,
-                         correction="residual", record_distributions=False) -> GenerationResult:
-    """Strict speculative sampling, round after round, until exactly ``max_new_tokens`` tokens.
+                         correction="residual", record_distributions=False,
+                         stop=None) -> GenerationResult:
+    """Strict speculative sampling, round after round, until ``max_new_tokens`` tokens or a
+    stop token.
 
     The last round drafts only as many proposals as still fit (γ_eff = min(γ, remaining − 1)),
     so nothing is truncated and every emitted token keeps the target's law.
+    ``stop``: a collection of token ids (e.g. ``{eos}``). When a round emits one — as an
+    accepted proposal, a correction or a bonus — the output ends with it: later tokens of that
+    round are discarded (``RoundRecord.after_stop``) and no further round runs. The output then
+    has the target's law of sequences stopped at the first stop token.
     ``correction`` other than "residual" is a deliberately *wrong* variant for teaching and tests.
     """
-    prefix = _check_prefix(prefix)
+    prefix = check_prefix(prefix, check_models(target, draft))
     gamma = check_gamma(gamma)
-    n = _check_max_new(max_new_tokens)
-    rng = _check_rng(rng)
+    n = check_int(max_new_tokens, "max_new_tokens", 0)
+    rng = check_rng(rng)
+    check_rule(correction, "correction")
+    stops = check_stop(stop)
     out: list[int] = []
     records = []
     while len(out) < n:
         g = min(gamma, n - len(out) - 1)
         rec = speculative_round(target, draft, prefix + tuple(out), gamma=g, rng=rng,
-                                correction=correction, record_distributions=record_distributions)
+                                correction=correction, record_distributions=record_distributions,
+                                stop=stops)
         records.append(rec)
         out.extend(rec.emitted)
+        if rec.ended:
+            break
     return GenerationResult(tokens=tuple(out), records=records)
 
 
 def autoregressive_generate(target, prefix, *, max_new_tokens, rng,
-                            record_distributions=False) -> GenerationResult:
+                            record_distributions=False, stop=None) -> GenerationResult:
     """The baseline: one target sample per token. Each step is recorded as a γ = 0 round
-    (nothing proposed, one token drawn from p), so the accounting reads the same way."""
-    prefix = _check_prefix(prefix)
-    n = _check_max_new(max_new_tokens)
-    rng = _check_rng(rng)
+    (nothing proposed, one token drawn from p), so the accounting reads the same way.
+    ``stop``: as in :func:`speculative_generate` — generation ends with the first stop token."""
+    prefix = check_prefix(prefix, check_models(target))
+    n = check_int(max_new_tokens, "max_new_tokens", 0)
+    rng = check_rng(rng)
+    stops = check_stop(stop)
     out: list[int] = []
     records = []
+    vocab = None
     for _ in range(n):
         ctx = prefix + tuple(out)
-        p = _row(target(ctx), "target")
-        x = _sample(p, rng.random())
+        p = target_rows(target, ctx, (), vocab)[0]
+        if vocab is None:
+            vocab = p.shape[0]
+            check_prefix(prefix, vocab)
+            _check_stop_in_vocab(stops, vocab)
+        x = inverse_cdf(p, rng.random())
         out.append(x)
         records.append(RoundRecord(prefix=ctx, proposals=(), q_x=(), p_x=(), ratios=(), draws=(),
                                    stop=None, emitted=(x,), kind="bonus",
-                                   p_rows=p[None, :] if record_distributions else None))
+                                   p_rows=p[None, :] if record_distributions else None,
+                                   stop_at=0 if x in stops else None))
+        if x in stops:
+            break
     return GenerationResult(tokens=tuple(out), records=records)
 
 
 # ---------------------------------------------------------------- batched verification
+
+def _check_used_rows(A, b_idx, i_idx, name):
+    """Rows A[b_idx, i_idx] (the rows a round read or samples from): finite, non-negative,
+    summing to 1 within SUM_TOL. Reads only those rows."""
+    if b_idx.size == 0:
+        return
+    rows = A[b_idx, i_idx]
+    sums = rows.sum(axis=-1, dtype=np.float64)
+    mins = rows.min(axis=-1)
+    bad = ~(np.abs(sums - 1.0) <= SUM_TOL) | ~(mins >= 0)   # NaN fails both comparisons
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        b, i, s, m = int(b_idx[k]), int(i_idx[k]), float(sums[k]), float(mins[k])
+        fault = ("contains NaN or an infinite entry" if not np.isfinite(s) else
+                 f"has a negative entry (min {m:.3g})" if m < 0 else
+                 f"does not sum to 1 (sum {s:.9g})")
+        raise ValueError(f"{name}[{b}, {i}] (a row this round uses) {fault}")
+
 
 def verify_batch(target_probs, draft_probs, draft_tokens, rng, *, check_all=False,
                  correction="residual"):
@@ -337,14 +428,14 @@ def verify_batch(target_probs, draft_probs, draft_tokens, rng, *, check_all=Fals
     (n_accepted (B,), next_token (B,)): the next token is the correction drawn from the
     residual at the first rejection, or the bonus drawn from target row γ.
 
-    Only what the round needs is read: the drafted entries p(xᵢ), q(xᵢ) and one target row and
-    one draft row per sequence. By default only those entries are validated (finite,
-    non-negative, rows summing to 1); ``check_all=True`` validates every row first (reading
-    everything, as slow as the memory-traffic floor).
+    Only what the round needs is read, and all of it is validated: the rows of the positions
+    actually checked (p and q rows 0 … n of each sequence, the drafted entries' rows) and the
+    row sampled from (the rejected position's p and q rows, or the bonus row γ) must be
+    finite, non-negative and sum to 1 within SUM_TOL. Rows after the first rejection are never
+    read. ``check_all=True`` validates every row first (reading everything).
     """
-    rng = _check_rng(rng)
-    if correction not in CORRECT_RULES:
-        raise ValueError(f"correction must be one of {CORRECT_RULES}, got {correction!r}")
+    rng = check_rng(rng)
+    check_rule(correction, "correction")
     P = np.asarray(target_probs)
     Q = np.asarray(draft_probs)
     X = np.asarray(draft_tokens)
@@ -387,36 +478,28 @@ def verify_batch(target_probs, draft_probs, draft_tokens, rng, *, check_all=Fals
     else:
         all_ok = np.ones(B, dtype=bool)
         n = np.zeros(B, dtype=np.int64)
-    # One target row per sequence (row n: the rejected position, or the bonus row γ), gathered
-    # once in the input's float dtype; the residual is formed in place, row by row.
+    if not check_all:
+        # the rows read: positions 0 … n of each sequence (p), 0 … min(n, γ−1) (q)
+        pos = np.arange(g1)
+        used = pos[None, :] <= n[:, None]
+        b_idx, i_idx = np.nonzero(used)
+        _check_used_rows(P, b_idx, i_idx, "target_probs")
+        qused = used[:, :gamma]
+        b_idx, i_idx = np.nonzero(qused)
+        _check_used_rows(Q, b_idx, i_idx, "draft_probs")
+    # One row per sequence: the bonus row γ, or the correction weights at the rejected position.
     dtype = P.dtype if P.dtype.kind == "f" else np.float64
     W = np.take(P.reshape(B * g1, V), rows * g1 + n, axis=0).astype(dtype, copy=False)
-    if not (W.min() >= 0):  # also False for NaN
-        raise ValueError("target_probs: a row used for the correction or bonus has NaN or negative entries")
-    for b in np.flatnonzero(~all_ok):
-        wb = W[b]
-        if correction == "residual":
-            np.subtract(wb, Q[b, n[b]], out=wb, casting="unsafe")
-            np.maximum(wb, 0, out=wb)
-        elif correction == "draft":
-            wb[:] = Q[b, n[b]]
-        elif correction == "uniform":
-            wb[:] = 1
-        # "target": keep p
-    blocks = block_sums(W)
-    sums = blocks.sum(axis=1)
-    if not np.isfinite(sums).all():
-        raise ValueError("target_probs/draft_probs: a row used for the correction or bonus has NaN or inf entries")
-    if (np.abs(sums[all_ok] - 1.0) > SUM_TOL).any():
-        raise ValueError("target_probs: a bonus row does not sum to 1")
-    empty = np.flatnonzero(sums <= 0)
-    if empty.size:  # float rounding only: a residual with no mass means p == q, which cannot reject
-        W[empty] = P[empty, n[empty]]
-        blocks[empty] = block_sums(W[empty])
-    nxt = sample_rows(W, rng.random(B), blocks=blocks)
+    rej = np.flatnonzero(~all_ok)
+    if rej.size:
+        pr = W[rej]
+        qr = Q[rej, n[rej]].astype(dtype, copy=False)
+        W[rej] = correction_weights(pr, qr, correction)
+    nxt = sample_rows(W, rng.random(B))
     return n.astype(np.int64), nxt
 
 
+#: Columns per block of the two-level inverse-CDF search (capped at V for small vocabularies).
 BLOCK = 512
 
 
@@ -435,13 +518,16 @@ def block_sums(W, block=BLOCK):
 
 def sample_rows(weights, u, block=BLOCK, blocks=None):
     """One draw per row of a (B, V) array of non-negative weights (rows need not be normalized),
-    by inverse CDF with the uniforms ``u`` (B,). Two-level search: cumulative sums of blocks of
-    ``block`` columns pick the block, then a cumulative sum inside that block alone picks the
-    column; a full (B, V) cumsum is never formed. Zero-weight columns are never returned."""
+    by inverse CDF with the uniforms ``u`` (B,): the batched form of
+    :func:`specdec_core.distributions.inverse_cdf`. Two-level search: cumulative sums of blocks
+    of ``block`` columns (at most V) pick the block, then a cumulative sum inside that block
+    alone picks the column; neither a full (B, V) cumsum nor scratch wider than V is formed.
+    Zero-weight columns are never returned."""
     W = np.asarray(weights)
     if W.dtype.kind != "f":
         W = W.astype(np.float64)
     B, V = W.shape
+    block = max(1, min(int(block), V))
     rows = np.arange(B)
     sums = block_sums(W, block) if blocks is None else blocks
     csum = np.cumsum(sums, axis=1)
@@ -449,17 +535,24 @@ def sample_rows(weights, u, block=BLOCK, blocks=None):
     if (total <= 0).any() or not np.isfinite(total).all():
         raise ValueError("weights: a row has no positive, finite mass to sample from")
     t = np.asarray(u, dtype=np.float64) * total
-    k = (csum <= t[:, None]).sum(axis=1)
     nblocks = sums.shape[1]
-    last_pos_block = nblocks - 1 - np.argmax(sums[:, ::-1] > 0, axis=1)
-    k = np.minimum(k, last_pos_block)
-    k = np.where(sums[rows, k] > 0, k, last_pos_block)
-    before = np.where(k > 0, csum[rows, np.maximum(k - 1, 0)], 0.0)
-    cols = k[:, None] * block + np.arange(block)[None, :]
-    valid = cols < V
-    wb = np.where(valid, W[rows[:, None], np.minimum(cols, V - 1)].astype(np.float64), 0.0)
+    if nblocks == 1:
+        k = np.zeros(B, dtype=np.int64)
+        before = np.zeros(B)
+    else:
+        k = (csum <= t[:, None]).sum(axis=1)
+        last_pos_block = nblocks - 1 - np.argmax(sums[:, ::-1] > 0, axis=1)
+        k = np.minimum(k, last_pos_block)
+        k = np.where(sums[rows, k] > 0, k, last_pos_block)
+        before = np.where(k > 0, csum[rows, np.maximum(k - 1, 0)], 0.0)
+    if nblocks == 1:
+        wb = W.astype(np.float64, copy=False)
+    else:
+        cols = k[:, None] * block + np.arange(block)[None, :]
+        valid = cols < V
+        wb = np.where(valid, W[rows[:, None], np.minimum(cols, V - 1)].astype(np.float64), 0.0)
     cb = np.cumsum(wb, axis=1)
     j = (cb <= (t - before)[:, None]).sum(axis=1)
-    last_pos = block - 1 - np.argmax(wb[:, ::-1] > 0, axis=1)
+    last_pos = wb.shape[1] - 1 - np.argmax(wb[:, ::-1] > 0, axis=1)
     j = np.minimum(j, last_pos)
     return (k * block + j).astype(np.int64)

@@ -14,35 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .distributions import check_pair
-from .verify import CORRECTION_RULES, acceptance_probabilities, correction_distribution
+from .distributions import check_int, check_pair, check_rng, inverse_cdf
+from .verify import SAMPLEABLE_RULES, acceptance_probabilities, check_rule, correction_distribution
 
-#: Rules whose correction is a probability distribution, hence can be sampled. ("unnormalized"
-#: is not a distribution: its total is 1 − α, so there is nothing to draw from.)
-SAMPLEABLE_RULES = tuple(r for r in CORRECTION_RULES if r != "unnormalized")
-
-
-def _check_trials(n) -> int:
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a positive integer number of trials, got {n!r}")
-    return int(n)
+#: The one inverse-CDF draw (:func:`specdec_core.distributions.inverse_cdf`), under the name
+#: notebooks 01–02 use. A symbol with probability 0 is never returned.
+draw_categorical = inverse_cdf
 
 
-def _check_rng(rng) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError("rng must be a numpy.random.Generator, e.g. np.random.default_rng(0), "
-                         f"got {type(rng).__name__}")
-    return rng
-
-
-def draw_categorical(probs, u) -> np.ndarray:
-    """Inverse-CDF draws: symbol indices for uniforms ``u`` in [0, 1) under ``probs`` (shape (V,)).
-
-    A symbol with probability 0 is never returned, and the result is always a valid index.
-    """
-    cdf = np.cumsum(np.asarray(probs, dtype=np.float64))
-    idx = np.searchsorted(cdf, np.asarray(u, dtype=np.float64) * cdf[-1], side="right")
-    return np.minimum(idx, len(cdf) - 1)
+def _trials(n) -> int:
+    return check_int(n, "n", 1, what="a positive integer number of trials")
 
 
 @dataclass(frozen=True)
@@ -93,11 +74,9 @@ def simulate_position(p, q, n, rng, rule: str = "residual") -> PositionSimulatio
     pa, qa, _ = check_pair(p, q)
     if pa.ndim != 1:
         raise ValueError(f"p and q must be single distributions of shape (V,), got shape {pa.shape}")
-    if rule not in SAMPLEABLE_RULES:
-        raise ValueError(f"rule must be one of {SAMPLEABLE_RULES} (a distribution to draw from), "
-                         f"got {rule!r}")
-    n = _check_trials(n)
-    rng = _check_rng(rng)
+    check_rule(rule, "rule")
+    n = _trials(n)
+    rng = check_rng(rng)
     with np.errstate(over="ignore"):  # p/q overflows for subnormal q: min(1, inf) = 1 is right
         accept = np.asarray(acceptance_probabilities(pa, qa), dtype=np.float64)
     proposals = draw_categorical(qa, rng.random(n))
@@ -123,7 +102,7 @@ def max_abs_gap(empirical, exact) -> float:
 
 def binomial_standard_errors(probs, n) -> np.ndarray:
     """sqrt(π(1 − π)/n) per symbol: the sampling noise of a frequency estimating π from n trials."""
-    n = _check_trials(n)
+    n = _trials(n)
     pr = np.asarray(probs, dtype=np.float64)
     if np.isnan(pr).any() or (pr < 0).any() or (pr > 1).any():
         raise ValueError("probs must hold probabilities in [0, 1]")

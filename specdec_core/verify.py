@@ -12,10 +12,49 @@ from fractions import Fraction
 
 import numpy as np
 
-from .distributions import check_pair
+from .distributions import check_pair, check_weights, is_exact
 
-#: The correction rules the "wrong corrections" lab compares. Only "residual" is correct.
+#: The correction rules, the one tuple of names: the samplers, the simulator, the replay and
+#: the "wrong corrections" lab all use it. Only "residual" is correct; the others are the classic
+#: mistakes of notebook 02.
 CORRECTION_RULES = ("residual", "draft", "target", "uniform", "unnormalized")
+
+#: The rules whose correction is a distribution one can draw from ("unnormalized" is not one:
+#: its total is 1 − α). The samplers accept these.
+SAMPLEABLE_RULES = tuple(r for r in CORRECTION_RULES if r != "unnormalized")
+
+
+def check_rule(rule, name: str = "correction", *, sampleable: bool = True) -> str:
+    """A correction rule's name, from :data:`SAMPLEABLE_RULES` (or :data:`CORRECTION_RULES`)."""
+    allowed = SAMPLEABLE_RULES if sampleable else CORRECTION_RULES
+    if not isinstance(rule, str) or rule not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {rule!r}")
+    return rule
+
+
+def correction_weights(p, q, rule: str = "residual"):
+    """The one implementation of the correction rules: the (unnormalized) weights a rejected
+    proposal is replaced from, along the last axis of already validated arrays (float64, or
+    object arrays of Fractions) of the same shape.
+
+    "residual" max(p − q, 0) — where that has no mass (p = q, which cannot reject; with floats
+    only reachable through rounding) the row falls back to p; "draft" q; "target" p; "uniform"
+    all ones; "unnormalized" max(p − q, 0) as is. No validation here: the samplers call it on
+    rows they have checked; :func:`correction_distribution` is the validated, normalized form.
+    """
+    if rule == "draft":
+        return q.copy()
+    if rule == "target":
+        return p.copy()
+    if rule == "uniform":
+        one = Fraction(1) if p.dtype == object else 1.0
+        return np.full(p.shape, one, dtype=p.dtype)
+    pos = _positive_part(p - q)
+    if rule == "residual":
+        empty = np.asarray(pos.sum(axis=-1, keepdims=True) <= 0)
+        if empty.any():
+            pos = np.where(empty, p, pos)
+    return pos
 
 
 def _minimum(pa, qa):
@@ -85,19 +124,7 @@ def output_distribution(p, q):
 
     When α = 1 (p = q) there is no rejection and the output is just the accepted mass.
     """
-    pa, qa, exact = check_pair(p, q)
-    acc = _minimum(pa, qa)
-    pos = _positive_part(pa - qa)
-    total = pos.sum(axis=-1, keepdims=True)
-    rejected = 1 - acc.sum(axis=-1, keepdims=True)
-    if exact:
-        res = np.empty_like(pos)
-        for idx in np.ndindex(pos.shape[:-1]):
-            t = total[idx][0]
-            res[idx] = pos[idx] / t if t != 0 else pos[idx]
-        return acc + rejected * res
-    safe = np.where(total > 0, total, 1.0)
-    return acc + rejected * (pos / safe)
+    return output_distribution_with(p, q, "residual")
 
 
 def correction_distribution(p, q, rule: str = "residual"):
@@ -108,20 +135,14 @@ def correction_distribution(p, q, rule: str = "residual"):
     p), "uniform", and "unnormalized" (use max(p − q, 0) without dividing by its sum — not a
     distribution at all, its total is 1 − α).
     """
-    if rule not in CORRECTION_RULES:
-        raise ValueError(f"rule must be one of {CORRECTION_RULES}, got {rule!r}")
-    pa, qa, exact = check_pair(p, q)
+    check_rule(rule, "rule", sampleable=False)
+    pa, qa, _ = check_pair(p, q)
     if rule == "residual":
-        return residual_distribution(pa, qa)
-    if rule == "draft":
-        return qa.copy()
-    if rule == "target":
-        return pa.copy()
-    if rule == "uniform":
-        v = pa.shape[-1]
-        fill = Fraction(1, v) if exact else 1.0 / v
-        return np.full(pa.shape, fill, dtype=object if exact else np.float64)
-    return _positive_part(pa - qa)
+        return residual_distribution(pa, qa)   # raises when p = q (never needed)
+    w = correction_weights(pa, qa, rule)
+    if rule == "unnormalized":
+        return w
+    return w / w.sum(axis=-1, keepdims=True)
 
 
 def output_distribution_with(p, q, rule: str = "residual"):
@@ -130,32 +151,31 @@ def output_distribution_with(p, q, rule: str = "residual"):
     With "residual" this is p; every other rule gives something else (for "unnormalized" the
     result does not even sum to 1). Where p = q no rejection happens and every rule gives p.
     """
-    pa, qa, exact = check_pair(p, q)
+    check_rule(rule, "rule", sampleable=False)
+    pa, qa, _ = check_pair(p, q)
     acc = _minimum(pa, qa)
     rejected = 1 - acc.sum(axis=-1, keepdims=True)
-    if rule == "residual":
-        return output_distribution(pa, qa)
-    corr = correction_distribution(pa, qa, rule)
-    return acc + rejected * corr
+    w = correction_weights(pa, qa, rule)
+    if rule != "unnormalized":
+        w = w / w.sum(axis=-1, keepdims=True)
+    return acc + rejected * w
 
 
 def total_variation(p, q):
-    """TV distance ½ Σ |p − q| (= 1 − α for two distributions). Either argument may be any
-    non-negative vector of the same shape (so an unnormalized 'output' can be compared)."""
-    pa = np.asarray(p, dtype=object if _exact_like(p) else np.float64)
-    qa = np.asarray(q, dtype=object if _exact_like(q) else np.float64)
+    """TV distance ½ Σ |p − q| along the last axis (= 1 − α for two distributions), one value
+    per row. Either argument may be any non-negative, finite vector of the same shape (so an
+    unnormalized 'output' can be compared); both are validated. Exact inputs (of any shape)
+    give exact Fractions with the per-row shape."""
+    exact = is_exact(p) and is_exact(q)
+    pa = check_weights(p, "p")
+    qa = check_weights(q, "q")
     if pa.shape != qa.shape:
         raise ValueError(f"p and q must have the same shape, got {pa.shape} and {qa.shape}")
-    if pa.dtype == object and qa.dtype == object:
-        return sum((abs(a - b) for a, b in zip(pa.flat, qa.flat)), Fraction(0)) / 2
+    if exact:
+        d = np.vectorize(lambda a, b: abs(a - b), otypes=[object])(pa, qa)
+        out = np.empty(pa.shape[:-1], dtype=object)
+        for idx in np.ndindex(pa.shape[:-1]):
+            out[idx] = sum(d[idx], Fraction(0)) / 2
+        return out[()] if out.ndim == 0 else out
     pf, qf = pa.astype(np.float64), qa.astype(np.float64)
-    if np.isnan(pf).any() or np.isnan(qf).any():
-        raise ValueError("total_variation: an argument contains NaN")
     return 0.5 * np.abs(pf - qf).sum(axis=-1)
-
-
-def _exact_like(x) -> bool:
-    from .distributions import is_exact
-
-    return is_exact(x) or (isinstance(x, np.ndarray) and x.dtype == object
-                           and all(isinstance(v, Fraction) for v in x.flat))
