@@ -87,7 +87,8 @@ def round_figure(records, round_index: int = 0, *, symbols=SYMBOLS, correction: 
                  f"{' '.join(symbols[t] for t in (last.proposals[:last.position] if last.kind == 'correct' else last.proposals))}"
                  f" + {symbols[last.final]}", fontsize=10, loc="left")
     _row_panel(bx, last, symbols)
-    tag_kind(bx, "measured")
+    tag_kind(ax, "measured")     # the steps: seeded draws u and their outcomes
+    tag_kind(bx, "derived")      # the rows: exact table entries (the drawn token is marked "drawn")
     return fig
 
 
@@ -105,7 +106,7 @@ def _row_panel(ax, step, symbols):
         ax.bar(x + wdt, step.row, wdt, color=COLORS["residual"], ec="black", hatch=HATCHES["residual"],
                label="residual")
     if step.row is not None:
-        ax.annotate("drawn", (step.final, max(step.row[step.final], 0.02)), xytext=(0, 14),
+        ax.annotate("drawn (seeded)", (step.final, max(step.row[step.final], 0.02)), xytext=(0, 14),
                     textcoords="offset points", ha="center", fontsize=8, arrowprops=dict(arrowstyle="->"))
     ax.set_xticks(x, [symbols[t] for t in range(V)])
     ax.set_ylim(0, 1.15)
