@@ -16,16 +16,26 @@ $(STAMP): pyproject.toml tools/pins.py
 	$(PY) -m pip install --quiet --no-deps $$($(PY) tools/pins.py model)
 	touch $(STAMP)
 
+# The book extra (Sphinx, myst-nb, the theme, MathJax) is for `make site` and the site's tests only.
+BOOK_STAMP := $(VENV)/.specdec-book-installed
+$(BOOK_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet $$($(PY) tools/pins.py book)
+	touch $(BOOK_STAMP)
+
 # LAB_ARGS passes extra options, e.g. `make lab LAB_ARGS=--no-browser`. As root (containers),
 # Jupyter refuses to start without --allow-root, so it is added only then.
+# binder/overrides.json makes Lab save widget state with the notebook (see specdec_core/labs/base.py).
 lab: $(STAMP)
+	mkdir -p $(VENV)/share/jupyter/lab/settings && cp binder/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	$(VENV)/bin/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS) notebooks/00-start-here.ipynb
 
-test: $(STAMP)
+test: $(STAMP) $(BOOK_STAMP)
 	$(PY) -m pytest
 
-site: $(STAMP)
-	$(PY) tools/build_site.py
+# The notebooks as a static book in build/site/ (stored outputs, nothing executed; offline).
+# `make site JUPYTERHUB_URL=https://hub.example.edu` adds a JupyterHub launch button.
+site: $(BOOK_STAMP)
+	$(PY) tools/book/build.py --out build/site $(if $(JUPYTERHUB_URL),--jupyterhub-url $(JUPYTERHUB_URL))
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py

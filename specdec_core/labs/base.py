@@ -65,7 +65,9 @@ What a learner sees, and why
   widget turns that class into a visible note "The kernel restarted (or this is a saved copy):
   re-run this cell to use the controls", and greys and disables the controls (no "Cannot send").
   The same note shows on a lab rendered from saved widget state (its models are not live either).
-  Verified in JupyterLab 4.6 + ipywidgets 8.1.9 in Chromium (restart → note visible).
+  Verified in JupyterLab 4.6.6 + ipywidgets 8.1.9 in Chromium (2026-12-01, a throwaway script):
+  restart → note visible and controls greyed; re-run → note hidden; save → shut down → reopen
+  (with ``saveState``) → the saved lab renders with the note, no "model not found".
 * **Save, close, reopen**: decision (b): Lab saves widget state. ``make lab`` and Binder install
   ``lab/overrides.json`` (``{"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}``)
   into ``<env>/share/jupyter/lab/settings/``, so the saved notebook carries the state of the
@@ -269,6 +271,7 @@ _LIVE_CSS = """<style>
 .specdec-lab.jupyter-widgets-disconnected .lab-restart-note {display: block; background: #fff3cd;
   border: 2px solid #E69F00; padding: 4px 8px; color: #000; font-weight: bold;}
 .specdec-lab.jupyter-widgets-disconnected .lab-controls {opacity: 0.45; pointer-events: none;}
+.specdec-lab .jupyter-widgets-disconnected::before {display: none;}
 .specdec-lab.lab-impossible .lab-figure {opacity: 0.6;}
 </style>"""
 RESTART_NOTE = ("The kernel restarted (or this is a saved copy): the controls are not connected. "
