@@ -17,8 +17,15 @@ from .verify import (acceptance_probabilities, acceptance_rate, accepted_mass,
                      correction_distribution, output_distribution, output_distribution_with,
                      rejection_probability, residual_distribution, total_variation)
 from .worked import WORKED, worked_trace
+from .multidraft import (multi_draft_acceptance_rate, multi_draft_law, multi_draft_output_distribution,
+                         verify_multi_draft)
+from .trees import (TokenTree, tree_attention_mask, tree_round_law, tree_round_stats,
+                    tree_sequence_law, verify_tree)
 
 __all__ = [
+    "verify_multi_draft", "multi_draft_acceptance_rate", "multi_draft_output_distribution",
+    "multi_draft_law", "TokenTree", "tree_attention_mask", "verify_tree", "tree_round_law",
+    "tree_sequence_law", "tree_round_stats",
     "acceptance_probabilities", "accepted_mass", "acceptance_rate", "rejection_probability",
     "residual_distribution", "output_distribution", "correction_distribution",
     "output_distribution_with", "total_variation",

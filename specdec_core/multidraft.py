@@ -1,0 +1,325 @@
+"""Several candidates at one position: recursive rejection (lossless) and two lossy rules.
+
+The draft offers k candidate tokens x₁ … x_k for the same position, drawn from q either
+independently (``replacement=True``) or without replacement (each next candidate from q with
+the earlier ones removed and renormalized). The target p decides.
+
+**Recursive rejection** (SpecInfer, Miao et al. 2023; SpecTr's k-sequential rule, Sun et al.
+2023; recursive speculative decoding, Jeon et al. 2024 for the without-replacement form):
+candidate i is tried against a *current* target tᵢ and its own proposal law sᵢ,
+
+* accept xᵢ with probability min(1, tᵢ(xᵢ)/sᵢ(xᵢ));
+* after a rejection the target becomes the residual t_{i+1} = normalize(max(tᵢ − sᵢ, 0)) and,
+  without replacement, s_{i+1} is sᵢ with xᵢ removed and renormalized (with replacement s = q);
+* if all k are rejected, the token is drawn from the last residual.
+
+Each step is one ordinary speculative step from t to the residual, so by induction (last step
+first) the emitted token has law t₁ = p. :func:`multi_draft_output_distribution` computes that law
+exactly by enumeration instead of assuming it.
+
+Two **lossy** rules are kept for comparison (:data:`MULTI_DRAFT_RULES`):
+
+* ``"no_update"`` — accept any candidate the target would accept on its own,
+  min(1, p(xᵢ)/sᵢ(xᵢ)), never updating the target to the residual; if all are rejected, draw from
+  normalize(max(p − s_k, 0)). With k = 1 this *is* speculative sampling; with k ≥ 2 it favours
+  the tokens the draft likes.
+* ``"typical"`` — Medusa-style typical acceptance (Cai et al. 2024): accept the first candidate
+  with p(x) > min(ε, δ·exp(−H(p))) (H in nats); if none passes, draw from p. (Medusa itself takes
+  the target's greedy choice for the first token; here the fallback is a sample from p.)
+
+Exact inputs (Fractions) give exact outputs, except that the typical rule's threshold involves
+exp(−H), so its *pass set* is decided in float64; the law given that set stays exact.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .distributions import check_distribution, check_gamma, check_pair
+from .verify import residual_distribution
+
+#: Acceptance rules for several candidates. Only "recursive" keeps the target's law.
+MULTI_DRAFT_RULES = ("recursive", "no_update", "typical")
+
+#: Medusa's published defaults for typical acceptance (ε = 0.09, δ = √ε = 0.3).
+TYPICAL_EPSILON = 0.09
+TYPICAL_DELTA = 0.3
+
+
+# ------------------------------------------------------------------ validation helpers
+def check_rule(rule, name: str = "rule") -> str:
+    if rule not in MULTI_DRAFT_RULES:
+        raise ValueError(f"{name} must be one of {MULTI_DRAFT_RULES}, got {rule!r}")
+    return rule
+
+
+def check_typical(epsilon, delta) -> tuple[float, float]:
+    """ε in (0, 1] and δ ≥ 0, both finite numbers."""
+    for name, v in (("epsilon", epsilon), ("delta", delta)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, Fraction, np.integer, np.floating)):
+            raise ValueError(f"{name} must be a number, got {v!r}")
+        if not math.isfinite(float(v)):
+            raise ValueError(f"{name} must be finite, got {v!r}")
+    if not 0 < float(epsilon) <= 1:
+        raise ValueError(f"epsilon must be in (0, 1], got {epsilon!r}")
+    if float(delta) < 0:
+        raise ValueError(f"delta must be non-negative, got {delta!r}")
+    return float(epsilon), float(delta)
+
+
+def check_k(k, q, replacement: bool, name: str = "k") -> int:
+    """k ≥ 1 candidates; without replacement no more than the draft's support holds."""
+    k = check_gamma(k, name)
+    if k < 1:
+        raise ValueError(f"{name} must be at least 1, got {k}")
+    support = int(sum(1 for v in np.asarray(q).flat if v > 0))
+    if not replacement and k > support:
+        raise ValueError(f"{name} = {k} candidates without replacement, but the draft q puts mass on "
+                         f"only {support} tokens")
+    return k
+
+
+def check_candidates(candidates, q, replacement: bool, name: str = "candidates") -> tuple:
+    """Token indices in range, each with q(x) > 0, distinct when drawn without replacement."""
+    if isinstance(candidates, (str, bytes)) or not hasattr(candidates, "__len__"):
+        raise ValueError(f"{name} must be a sequence of token indices, got {candidates!r}")
+    cands = []
+    V = len(q)
+    for i, x in enumerate(candidates):
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            raise ValueError(f"{name}[{i}] must be a token index (int), got {x!r}")
+        if not 0 <= x < V:
+            raise ValueError(f"{name}[{i}] = {x} is out of range for a vocabulary of {V}")
+        if q[x] == 0:
+            raise ValueError(f"{name}[{i}] = {x} has q(x) = 0: the draft cannot propose it")
+        cands.append(int(x))
+    if not cands:
+        raise ValueError(f"{name} is empty: give at least one candidate")
+    if not replacement and len(set(cands)) != len(cands):
+        raise ValueError(f"{name} repeats a token, impossible when drawing without replacement: {cands}")
+    return tuple(cands)
+
+
+def typical_threshold(p, epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA) -> float:
+    """min(ε, δ·exp(−H(p))), H in nats: a candidate passes when p(x) exceeds it."""
+    eps, dl = check_typical(epsilon, delta)
+    pf = np.asarray(check_distribution(p, "p"), dtype=np.float64)
+    nz = pf[pf > 0]
+    h = float(-(nz * np.log(nz)).sum())
+    return min(eps, dl * math.exp(-h))
+
+
+# ------------------------------------------------------------------ small exact-or-float helpers
+def _zero(exact):
+    return Fraction(0) if exact else 0.0
+
+
+def _remove(s, x):
+    """s with token x removed and renormalized (the next proposal law without replacement)."""
+    out = s.copy()
+    out[x] = 0
+    return out / (1 - s[x])
+
+
+def _min(a, b):
+    return np.array([min(u, v) for u, v in zip(a, b)], dtype=a.dtype)
+
+
+def _accept_mass(rule, t, s, pass_set):
+    """Per token: probability it is proposed (from s) and accepted (against t)."""
+    if rule == "typical":
+        return np.array([s[x] if x in pass_set else 0 * s[x] for x in range(len(s))], dtype=s.dtype)
+    return _min(t, s)
+
+
+def _accept_prob(rule, t, s, x, pass_set):
+    if rule == "typical":
+        return 1 if x in pass_set else 0
+    return min(1, t[x] / s[x])
+
+
+def _next(rule, p, t, s):
+    """(next target, fallback if this was the last candidate) after a rejection."""
+    if rule == "recursive":
+        r = residual_distribution(t, s)
+        return r, r
+    if rule == "no_update":
+        return p, residual_distribution(p, s)
+    return p, p
+
+
+# ------------------------------------------------------------------ the sampler
+def sample_candidates(q, k, rng, *, replacement=True) -> tuple:
+    """k candidate tokens from q: independent, or without replacement (renormalizing)."""
+    qa = np.asarray(check_distribution(q, "q"), dtype=np.float64)
+    k = check_k(k, qa, replacement)
+    _check_rng(rng)
+    if replacement:
+        return tuple(int(x) for x in rng.choice(len(qa), size=k, p=qa))
+    out, s = [], qa.copy()
+    for _ in range(k):
+        x = int(rng.choice(len(s), p=s / s.sum()))
+        out.append(x)
+        s[x] = 0.0
+    return tuple(out)
+
+
+def _check_rng(rng):
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator (seeded), got {type(rng).__name__}")
+
+
+def verify_candidates(p, q, candidates, rng, *, rule="recursive", replacement=True,
+                      epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA):
+    """One position, k candidates, under ``rule``. Returns ``(index, token)``; ``index`` is the
+    accepted candidate's position in ``candidates`` or ``None`` when every candidate was rejected
+    (then ``token`` comes from the fallback: the last residual for "recursive")."""
+    check_rule(rule)
+    pa, qa, _ = check_pair(p, q)
+    if pa.ndim != 1:
+        raise ValueError(f"p and q must be single distributions (shape (V,)), got shape {pa.shape}")
+    cands = check_candidates(candidates, qa, replacement)
+    _check_rng(rng)
+    pass_set = set()
+    if rule == "typical":
+        thr = typical_threshold(pa, epsilon, delta)
+        pass_set = {x for x in range(len(pa)) if float(pa[x]) > thr}
+    t, s, fallback = pa, qa, pa
+    for i, x in enumerate(cands):
+        if rng.random() < float(_accept_prob(rule, t, s, x, pass_set)):
+            return i, x
+        t, fallback = _next(rule, pa, t, s)
+        if not replacement and i + 1 < len(cands):
+            s = _remove(s, x)
+    f = np.asarray(fallback, dtype=np.float64)
+    return None, int(rng.choice(len(f), p=f / f.sum()))
+
+
+def verify_multi_draft(p, q, candidates, rng, *, replacement=True):
+    """Recursive rejection over k candidates (see the module docstring). Returns
+    ``(index, token)``, ``index`` None when all candidates were rejected. Lossless: the token's
+    law is p whenever the candidates really were drawn from q as ``replacement`` says."""
+    return verify_candidates(p, q, candidates, rng, rule="recursive", replacement=replacement)
+
+
+# ------------------------------------------------------------------ exact laws
+@dataclass(frozen=True)
+class MultiDraftLaw:
+    """Exact (or float) outcome of one position with k candidates under one rule.
+
+    ``output``: law of the emitted token; ``acceptance``: P(some candidate accepted);
+    ``by_index``: P(candidate i is the accepted one), i = 0 … k−1."""
+    output: np.ndarray
+    acceptance: object
+    by_index: tuple
+
+
+def multi_draft_law(p, q, k, *, rule="recursive", replacement=True,
+                    epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA) -> MultiDraftLaw:
+    """The exact law of one position with k candidates, by enumerating every candidate a
+    rejection can leave behind (no formula for the output is assumed)."""
+    accepted, fallbacks = multi_draft_outcomes(p, q, k, rule=rule, replacement=replacement,
+                                               epsilon=epsilon, delta=delta)
+    pa, _, exact = check_pair(p, q)
+    k = int(k)
+    V = len(pa)
+    out = np.array([_zero(exact)] * V, dtype=object if exact else np.float64)
+    by_index = [_zero(exact)] * k
+    for (i, x), m in accepted.items():
+        out[x] += m
+        by_index[i] += m
+    for m, dist in fallbacks:
+        out = out + m * dist
+    return MultiDraftLaw(out, sum(by_index, _zero(exact)), tuple(by_index))
+
+
+def _outcomes(rule, p, q, k, replacement, pass_set):
+    """{(index, token): probability accepted there} and [(probability, fallback law)] for
+    the all-rejected paths. Branches only over tokens a rejection can leave behind."""
+    accepted = defaultdict(lambda: 0 * p[0])
+    fallbacks = []
+
+    def rec(t, s, i, reach):
+        acc = _accept_mass(rule, t, s, pass_set)
+        for x in range(len(s)):
+            if acc[x] != 0:
+                accepted[(i, x)] += reach * acc[x]
+        rej = s - acc                       # proposed and rejected, per token
+        total = rej.sum()
+        if total <= 0:
+            return
+        t_next, fb = _next(rule, p, t, s)
+        if i + 1 == k:
+            fallbacks.append((reach * total, fb))
+        elif replacement:
+            rec(t_next, s, i + 1, reach * total)
+        else:
+            for x in range(len(s)):
+                if rej[x] > 0:
+                    rec(t_next, _remove(s, x), i + 1, reach * rej[x])
+
+    rec(p, q, 0, 1 + 0 * p[0])
+    return accepted, fallbacks
+
+
+def multi_draft_outcomes(p, q, k, *, rule="recursive", replacement=True,
+                         epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA):
+    """What can happen at one position with k candidates: ``({(index, token): probability that
+    candidate ``index`` is accepted and is ``token``}, [(probability, fallback law), ...])`` for
+    the all-rejected paths. The tree verifier composes these node by node."""
+    check_rule(rule)
+    pa, qa, _ = check_pair(p, q)
+    if pa.ndim != 1:
+        raise ValueError(f"p and q must be single distributions (shape (V,)), got shape {pa.shape}")
+    k = check_k(k, qa, replacement)
+    pass_set = set()
+    if rule == "typical":
+        thr = typical_threshold(pa, epsilon, delta)
+        pass_set = {x for x in range(len(pa)) if float(pa[x]) > thr}
+    accepted, fallbacks = _outcomes(rule, pa, qa, k, replacement, pass_set)
+    return dict(accepted), fallbacks
+
+
+def multi_draft_acceptance_rate(p, q, k, *, replacement=True):
+    """P(one of the k candidates is accepted) under recursive rejection; exact in, exact out.
+    At k = 1 this is α = Σ min(p, q)."""
+    return multi_draft_law(p, q, k, replacement=replacement).acceptance
+
+
+def multi_draft_output_distribution(p, q, k, *, replacement=True):
+    """The exact law of the emitted token under recursive rejection, by enumeration. It equals p
+    (the tests and notebook 08 check it; nothing here assumes it)."""
+    return multi_draft_law(p, q, k, replacement=replacement).output
+
+
+# ------------------------------------------------------------------ how strong is a χ² check
+def chi_square_power(law: dict, alternative: dict, n: int, *, threshold=1e-3,
+                     min_expected: float = 5.0) -> float:
+    """Probability that :func:`specdec_core.chi_square_gof` with ``n`` samples rejects ``law``
+    when the samples really follow ``alternative`` (noncentral χ² approximation, the same cell
+    pooling as the test). Outcomes outside ``law``'s support make the power 1 if they have mass."""
+    from scipy.stats import chi2, ncx2
+
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if not 0 < threshold < 1:
+        raise ValueError(f"threshold must be in (0, 1), got {threshold}")
+    if any(float(v) > 0 for key, v in alternative.items() if key not in law):
+        return 1.0
+    keys = sorted(law, key=lambda x: float(law[x]), reverse=True)
+    p0 = np.array([float(law[x]) for x in keys])
+    p1 = np.array([float(alternative.get(x, 0)) for x in keys])
+    big = p0 * n >= min_expected
+    c0, c1 = list(p0[big]), list(p1[big])
+    if (~big).any():
+        c0.append(p0[~big].sum())
+        c1.append(p1[~big].sum())
+    c0, c1 = np.array(c0), np.array(c1)
+    dof = max(len(c0) - 1, 1)
+    lam = float(n * ((c1 - c0) ** 2 / c0).sum())
+    crit = chi2.isf(threshold, dof)
+    return float(ncx2.sf(crit, dof, lam)) if lam > 0 else float(threshold)

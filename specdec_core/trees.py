@@ -1,0 +1,409 @@
+"""Token trees: many continuations drafted at once, scored in one target pass, verified exactly.
+
+A :class:`TokenTree` lists nodes in order, each with the index of its parent (``-1`` is the
+root: the prefix already emitted). A node's children are *candidates for the same position*,
+drafted from the draft's distribution at the node's context, independently or without
+replacement. The target scores every node in one pass (:func:`tree_attention_mask` says which
+position may look at which), giving its distribution at the root and after every node.
+
+Verification (SpecInfer, Miao et al. 2023) walks down from the root: at a node, its children are
+tried by the multi-candidate rule of :mod:`specdec_core.multidraft`; an accepted child becomes the
+current node; if every child is rejected the round ends with a token from the fallback (the
+residual, for the lossless rule); a node without children (an accepted leaf, or the root of an
+empty tree) earns a bonus token from the target. :func:`tree_round_law` computes the exact law of
+what a round emits by enumeration, and :func:`tree_sequence_law` the law of the first n tokens
+over as many rounds as needed, to compare with :func:`specdec_core.toy.sequence_law`.
+
+Models are callables ``model(prefix) -> float row``, optionally with ``model.exact(prefix)`` giving
+an exact row (the toy language's models have both).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .distributions import check_distribution, check_gamma
+from .multidraft import (TYPICAL_DELTA, TYPICAL_EPSILON, check_rule, check_typical,
+                         multi_draft_outcomes, sample_candidates, verify_candidates)
+
+#: Tree families compared under a node budget.
+TREE_FAMILIES = ("chain", "wide", "deep")
+FAMILY_LABELS = {"chain": "chain", "wide": "wide-shallow (all at depth 1)",
+                 "deep": "narrow-deep (two chains)"}
+
+
+# ------------------------------------------------------------------ the structure
+@dataclass(frozen=True)
+class TokenTree:
+    """``parents[i]`` is node i's parent (-1 = the root, else an earlier node); ``tokens[i]`` its
+    token, or ``tokens=None`` for a shape not yet drafted. Children of a node are ordered by index:
+    that is the order in which verification tries them."""
+    parents: tuple
+    tokens: tuple | None = None
+
+    def __post_init__(self):
+        if isinstance(self.parents, (str, bytes)) or not hasattr(self.parents, "__len__"):
+            raise ValueError(f"parents must be a sequence of node indices, got {self.parents!r}")
+        par = []
+        for i, a in enumerate(self.parents):
+            if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+                raise ValueError(f"parents[{i}] must be an int, got {a!r}")
+            if not -1 <= a < i:
+                raise ValueError(f"parents[{i}] = {a} must be -1 (the root) or an earlier node (0..{i - 1})")
+            par.append(int(a))
+        object.__setattr__(self, "parents", tuple(par))
+        if self.tokens is not None:
+            if isinstance(self.tokens, (str, bytes)) or len(self.tokens) != len(par):
+                raise ValueError(f"tokens must give one token per node ({len(par)}), got {self.tokens!r}")
+            for i, t in enumerate(self.tokens):
+                if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)) or t < 0:
+                    raise ValueError(f"tokens[{i}] must be a non-negative token index, got {t!r}")
+            object.__setattr__(self, "tokens", tuple(int(t) for t in self.tokens))
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.parents)
+
+    def children(self, node: int = -1) -> tuple:
+        return tuple(i for i, a in enumerate(self.parents) if a == node)
+
+    def path(self, node: int) -> tuple:
+        """Node indices from the root's child down to ``node`` (empty for the root, -1)."""
+        out = []
+        while node != -1:
+            out.append(node)
+            node = self.parents[node]
+        return tuple(reversed(out))
+
+    def depth(self, node: int) -> int:
+        return len(self.path(node))
+
+    @property
+    def max_depth(self) -> int:
+        return max((self.depth(i) for i in range(self.n_nodes)), default=0)
+
+    def context(self, node: int, prefix=()) -> tuple:
+        """The prefix followed by the tokens on the path to ``node``."""
+        if self.tokens is None:
+            raise ValueError("tree has no tokens yet (draft it first)")
+        return tuple(prefix) + tuple(self.tokens[i] for i in self.path(node))
+
+    def with_tokens(self, tokens) -> "TokenTree":
+        return TokenTree(self.parents, tuple(tokens))
+
+
+def chain_tree(n: int) -> TokenTree:
+    """n nodes in a line: ordinary speculative decoding with γ = n."""
+    n = check_gamma(n, "n")
+    return TokenTree(tuple(range(-1, n - 1)))
+
+
+def branching_tree(branching) -> TokenTree:
+    """Every node at depth d has ``branching[d]`` children (d = 0 is the root)."""
+    if isinstance(branching, (str, bytes)) or not hasattr(branching, "__iter__"):
+        raise ValueError(f"branching must be a sequence of positive ints, got {branching!r}")
+    parents, level = [], [-1]
+    for d, b in enumerate(branching):
+        b = check_gamma(b, f"branching[{d}]")
+        if b < 1:
+            raise ValueError(f"branching[{d}] must be at least 1, got {b}")
+        nxt = []
+        for u in level:
+            for _ in range(b):
+                parents.append(u)
+                nxt.append(len(parents) - 1)
+        level = nxt
+    return TokenTree(tuple(parents))
+
+
+def broom_tree(width: int, nodes: int) -> TokenTree:
+    """``width`` chains hanging from the root sharing ``nodes`` nodes (the first chains one longer
+    when it does not divide): narrow and deep."""
+    width, nodes = check_gamma(width, "width"), check_gamma(nodes, "nodes")
+    if width < 1:
+        raise ValueError(f"width must be at least 1, got {width}")
+    lengths = [nodes // width + (1 if j < nodes % width else 0) for j in range(width)]
+    parents = []
+    for L in lengths:
+        prev = -1
+        for _ in range(L):
+            parents.append(prev)
+            prev = len(parents) - 1
+    return TokenTree(tuple(parents))
+
+
+def family_tree(family: str, nodes: int) -> TokenTree:
+    """One tree of a family under a node budget: "chain", "wide" (every node a child of the
+    root) or "deep" (two chains)."""
+    if family not in TREE_FAMILIES:
+        raise ValueError(f"family must be one of {TREE_FAMILIES}, got {family!r}")
+    nodes = check_gamma(nodes, "nodes")
+    if family == "chain":
+        return chain_tree(nodes)
+    if family == "wide":
+        return TokenTree((-1,) * nodes)
+    return broom_tree(2, nodes)
+
+
+# ------------------------------------------------------------------ one pass scores every node
+def tree_attention_mask(tree: TokenTree, prefix_len: int = 0) -> np.ndarray:
+    """Boolean (n, prefix_len + n): row i may attend to column j. Every node sees the whole
+    prefix, itself and its ancestors, never a sibling's branch."""
+    if not isinstance(tree, TokenTree):
+        raise ValueError(f"tree must be a TokenTree, got {type(tree).__name__}")
+    prefix_len = check_gamma(prefix_len, "prefix_len")
+    n = tree.n_nodes
+    mask = np.zeros((n, prefix_len + n), dtype=bool)
+    mask[:, :prefix_len] = True
+    for i in range(n):
+        for j in tree.path(i):
+            mask[i, prefix_len + j] = True
+    return mask
+
+
+def tree_positions(tree: TokenTree, prefix_len: int = 0) -> np.ndarray:
+    """Position index of each node (its depth): siblings share a position, as in a real pass."""
+    prefix_len = check_gamma(prefix_len, "prefix_len")
+    return np.array([prefix_len + tree.depth(i) - 1 for i in range(tree.n_nodes)], dtype=int)
+
+
+# ------------------------------------------------------------------ models
+def _row(model, prefix, exact: bool):
+    if exact and hasattr(model, "exact"):
+        return check_distribution(model.exact(tuple(prefix)), "model row", exact=True)
+    return check_distribution(np.asarray(model(tuple(prefix)), dtype=np.float64), "model row", exact=False)
+
+
+class MixedDraft:
+    """A draft of tunable quality: (1 − w)·draft + w·target, exact when both are (w a Fraction).
+    w = 0 is the draft itself, w = 1 a perfect draft."""
+
+    def __init__(self, draft, target, weight):
+        w = Fraction(weight) if isinstance(weight, (int, Fraction)) and not isinstance(weight, bool) else weight
+        if isinstance(w, bool) or not isinstance(w, (int, float, Fraction)) or not 0 <= w <= 1:
+            raise ValueError(f"weight must be a number in [0, 1], got {weight!r}")
+        self.draft, self.target, self.weight = draft, target, w
+        self.vocab_size = getattr(draft, "vocab_size", None)
+
+    def __call__(self, prefix):
+        w = float(self.weight)
+        return (1 - w) * np.asarray(self.draft(prefix), float) + w * np.asarray(self.target(prefix), float)
+
+    def exact(self, prefix):
+        if not isinstance(self.weight, Fraction):
+            raise ValueError("weight is a float: no exact row")
+        return (1 - self.weight) * self.draft.exact(prefix) + self.weight * self.target.exact(prefix)
+
+    def __repr__(self):
+        return f"MixedDraft(weight={self.weight})"
+
+
+def last_token_key(prefix) -> tuple:
+    """Cache key for models that look only at the last token (the toy language)."""
+    return tuple(prefix)[-1:]
+
+
+# ------------------------------------------------------------------ exact laws
+def _opts(rule, replacement, epsilon, delta, tree):
+    check_rule(rule)
+    if not isinstance(replacement, (bool, np.bool_)):
+        raise ValueError(f"replacement must be True or False, got {replacement!r}")
+    check_typical(epsilon, delta)
+    if not isinstance(tree, TokenTree):
+        raise ValueError(f"tree must be a TokenTree, got {type(tree).__name__}")
+
+
+def _offered(children, q, replacement):
+    """Without replacement a node can offer at most as many children as q has tokens."""
+    if replacement:
+        return children
+    support = sum(1 for v in np.asarray(q).flat if v > 0)
+    return children[:support]
+
+
+def tree_round_law(target, draft, prefix, tree: TokenTree, *, rule="recursive", replacement=True,
+                   epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA, exact=True, key=None) -> dict:
+    """{emitted tokens (tuple): probability} for one tree round from ``prefix``, by enumeration.
+
+    Without replacement a node offers only as many children as the draft has tokens there (the
+    rest of its slots stay empty). ``key(prefix)`` may name a cache key for contexts whose rows are
+    equal (e.g. :func:`last_token_key` for the toy language); ``None`` caches by full prefix."""
+    _opts(rule, replacement, epsilon, delta, tree)
+    key = key or tuple
+    memo = {}
+
+    def law(u, ctx):
+        mk = (u, key(ctx))
+        if mk in memo:
+            return memo[mk]
+        p = _row(target, ctx, exact)
+        kids = tree.children(u)
+        out = defaultdict(lambda: 0 * p[0])
+        if kids:
+            q = _row(draft, ctx, exact)
+            if len(q) != len(p):
+                raise ValueError(f"target and draft rows differ in size at {ctx}: {len(p)} vs {len(q)}")
+            kids = _offered(kids, q, replacement)
+            accepted, fallbacks = multi_draft_outcomes(p, q, len(kids), rule=rule, replacement=replacement,
+                                                       epsilon=epsilon, delta=delta)
+            for (i, x), m in accepted.items():
+                for seq, pr in law(kids[i], ctx + (x,)).items():
+                    out[(x,) + seq] += m * pr
+            for m, dist in fallbacks:
+                for y, d in enumerate(dist):
+                    if d != 0:
+                        out[(y,)] += m * d
+        else:
+            for y, d in enumerate(p):
+                if d != 0:
+                    out[(y,)] += d
+        memo[mk] = dict(out)
+        return memo[mk]
+
+    return law(-1, tuple(prefix))
+
+
+def tree_sequence_law(target, draft, prefix, tree: TokenTree, length: int, *, rule="recursive",
+                      replacement=True, epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA, exact=True,
+                      key=None) -> dict:
+    """{first ``length`` tokens: probability} when tree rounds run until ``length`` tokens exist
+    (the last round's extra tokens cut off). For the lossless rule it must equal the target's own
+    law of ``length`` tokens."""
+    length = check_gamma(length, "length")
+    _opts(rule, replacement, epsilon, delta, tree)
+    key = key or tuple
+    rounds, memo = {}, {}
+
+    def law(ctx, n):
+        if n == 0:
+            return {(): 1 if exact else 1.0}
+        mk = (key(ctx), n)
+        if mk in memo:
+            return memo[mk]
+        rk = key(ctx)
+        if rk not in rounds:
+            rounds[rk] = tree_round_law(target, draft, ctx, tree, rule=rule, replacement=replacement,
+                                        epsilon=epsilon, delta=delta, exact=exact, key=key)
+        out = defaultdict(int)
+        for seq, pr in rounds[rk].items():
+            if len(seq) >= n:
+                out[seq[:n]] += pr
+            else:
+                for rest, pr2 in law(ctx + seq, n - len(seq)).items():
+                    out[seq + rest] += pr * pr2
+        memo[mk] = {s: v for s, v in out.items() if v != 0}
+        return memo[mk]
+
+    return law(tuple(prefix), length)
+
+
+@dataclass(frozen=True)
+class TreeRoundStats:
+    """E[accepted tree tokens], E[emitted tokens] = that + 1, and the positions one pass scores."""
+    expected_accepted: object
+    expected_emitted: object
+    positions: int
+    nodes: int
+
+
+def tree_round_stats(target, draft, prefix, tree: TokenTree, **kw) -> TreeRoundStats:
+    """Expected accepted length of one round (exact by default) and its pass size: every node plus
+    the last emitted token's position (n + 1 positions)."""
+    law = tree_round_law(target, draft, prefix, tree, **kw)
+    ek = sum((pr * len(seq) for seq, pr in law.items()), 0 * next(iter(law.values())))
+    return TreeRoundStats(ek - 1, ek, tree.n_nodes + 1, tree.n_nodes)
+
+
+# ------------------------------------------------------------------ the sampler
+@dataclass(frozen=True)
+class TreeVerdict:
+    """What one verified tree round produced: accepted node indices (root to deepest), emitted
+    tokens (accepted ones, then the correction or bonus), and whether the last one is a bonus."""
+    path: tuple
+    tokens: tuple
+    bonus: bool
+
+
+def draft_tree(tree: TokenTree, draft, prefix, rng, *, replacement=True):
+    """Fill ``tree``'s shape with tokens from ``draft``: each node's children are drawn together
+    from the draft's row at the node's context. Returns ``(drafted tree, q_rows)`` with
+    ``q_rows[u + 1]`` the row node u's children were drawn from (row 0: the root). Without
+    replacement, children beyond the draft's support are dropped (with their subtrees)."""
+    if not isinstance(tree, TokenTree):
+        raise ValueError(f"tree must be a TokenTree, got {type(tree).__name__}")
+    tokens, keep = [None] * tree.n_nodes, [False] * tree.n_nodes
+    q_rows = [None] * (tree.n_nodes + 1)
+    for u in (-1,) + tuple(range(tree.n_nodes)):
+        if u >= 0 and not keep[u]:
+            continue
+        kids = tree.children(u)
+        if not kids:
+            continue
+        ctx = tuple(prefix) + tuple(tokens[i] for i in tree.path(u))
+        q = _row(draft, ctx, False)
+        q_rows[u + 1] = q
+        kids = _offered(kids, q, replacement)
+        for i, x in zip(kids, sample_candidates(q, len(kids), rng, replacement=replacement)):
+            tokens[i], keep[i] = x, True
+    index = {old: new for new, old in enumerate(i for i in range(tree.n_nodes) if keep[i])}
+    parents = tuple(-1 if tree.parents[i] == -1 else index[tree.parents[i]] for i in index)
+    V = len(q_rows[0]) if q_rows[0] is not None else 1
+    rows = [q_rows[0]] + [q_rows[i + 1] for i in index]
+    rows = np.array([r if r is not None else np.full(V, 1.0 / V) for r in rows])
+    return TokenTree(parents, tuple(tokens[i] for i in index)), rows
+
+
+def verify_tree(tree: TokenTree, p_rows, q_rows, rng, *, rule="recursive", replacement=True,
+                epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA) -> TreeVerdict:
+    """Verify a drafted tree against the target's rows from one pass: ``p_rows[0]`` at the root,
+    ``p_rows[i + 1]`` after node i (same layout for ``q_rows``, the rows the children were drafted
+    from). Walk down through accepted children; a full rejection ends with the fallback token, a
+    node without children with a bonus token from the target."""
+    _opts(rule, replacement, epsilon, delta, tree)
+    if tree.tokens is None:
+        raise ValueError("tree has no tokens: draft it first (draft_tree)")
+    P = np.asarray(p_rows, dtype=np.float64)
+    Q = np.asarray(q_rows, dtype=np.float64)
+    n = tree.n_nodes
+    if P.ndim != 2 or P.shape[0] != n + 1:
+        raise ValueError(f"p_rows must have shape ({n + 1}, V): one row for the root and one per node, got {P.shape}")
+    if Q.shape != P.shape:
+        raise ValueError(f"q_rows must have the same shape as p_rows {P.shape}, got {Q.shape}")
+    if max(tree.tokens, default=-1) >= P.shape[1]:
+        raise ValueError(f"tree.tokens has a token outside the vocabulary of {P.shape[1]}")
+    u, path, out = -1, [], []
+    while True:
+        kids = tree.children(u)
+        if not kids:
+            f = P[u + 1]
+            out.append(int(rng.choice(len(f), p=f / f.sum())))
+            return TreeVerdict(tuple(path), tuple(out), True)
+        idx, tok = verify_candidates(P[u + 1], Q[u + 1], [tree.tokens[i] for i in kids], rng, rule=rule,
+                                     replacement=replacement, epsilon=epsilon, delta=delta)
+        out.append(tok)
+        if idx is None:
+            return TreeVerdict(tuple(path), tuple(out), False)
+        u = kids[idx]
+        path.append(u)
+
+
+def tree_round(target, draft, prefix, tree: TokenTree, rng, **kw) -> TreeVerdict:
+    """Draft ``tree``, score every node (here one target call per node; a real model does it in one
+    pass with :func:`tree_attention_mask`), verify."""
+    drafted, q_rows = draft_tree(tree, draft, prefix, rng, replacement=kw.get("replacement", True))
+    p_rows = np.array([_row(target, drafted.context(u, prefix), False) for u in range(-1, drafted.n_nodes)])
+    return verify_tree(drafted, p_rows, q_rows, rng, **kw)
+
+
+def tree_generate(target, draft, prefix, tree: TokenTree, max_new_tokens: int, rng, **kw) -> tuple:
+    """Tree rounds until ``max_new_tokens`` tokens exist; returns exactly that many."""
+    n = check_gamma(max_new_tokens, "max_new_tokens")
+    ctx, out = tuple(prefix), []
+    while len(out) < n:
+        v = tree_round(target, draft, ctx, tree, rng, **kw)
+        out.extend(v.tokens)
+        ctx = ctx + v.tokens
+    return tuple(out[:n])
