@@ -1,0 +1,115 @@
+"""Build the notebooks as a static book (Sphinx + myst-nb + sphinx-book-theme; see conf.py).
+
+    python tools/book/build.py [--out build/site] [--jupyterhub-url URL]
+
+Builds from the outputs stored in notebooks/ (nothing is executed) every notebooks/NN-*.ipynb
+that exists, in the order of its number (gaps allowed), plus the contents page tools/book/index.md.
+The notebooks are staged in a scratch folder first, where widget views are dropped (each lab's
+static copy stays) and stored widget state is removed; the download button still serves the
+original notebook. The site needs no network to build or to read: open index.html, or serve the
+folder with any static web server.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+NOTEBOOK_NAME = re.compile(r"\d\d-[^/]+\.ipynb")
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def notebooks_in_order(folder: Path = ROOT / "notebooks") -> list[Path]:
+    """notebooks/NN-*.ipynb, sorted by number (then name); numbers need not be contiguous."""
+    found = [p for p in folder.glob("[0-9][0-9]-*.ipynb") if NOTEBOOK_NAME.fullmatch(p.name)]
+    return sorted(found, key=lambda p: (int(p.name[:2]), p.name))
+
+
+def static_copy(nb: dict) -> dict:
+    """The notebook as a page shows it: no widget views (a page has no kernel to drive them; the
+    lab's static copy is stored right after each one), no stored widget state."""
+    nb = dict(nb, metadata={k: v for k, v in nb.get("metadata", {}).items() if k != "widgets"})
+    cells = []
+    for cell in nb["cells"]:
+        if cell.get("cell_type") == "code":
+            outputs = [o for o in cell.get("outputs", []) if WIDGET_VIEW not in o.get("data", {})]
+            cell = dict(cell, outputs=outputs)
+        cells.append(cell)
+    nb["cells"] = cells
+    return nb
+
+
+def stage(src: Path, dest: Path) -> list[Path]:
+    """Copy the contents page, the notebooks (as static copies) and their asset files into dest."""
+    notebooks = notebooks_in_order(src)
+    if not notebooks:
+        raise SystemExit(f"no {src}/NN-*.ipynb to build")
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy(HERE / "index.md", dest / "index.md")
+    for item in src.iterdir():  # images and other files the notebooks link to
+        if item.suffix != ".ipynb" and not item.name.startswith("."):
+            copy = shutil.copytree if item.is_dir() else shutil.copy
+            copy(item, dest / item.name)
+    for nb_path in notebooks:
+        nb = json.loads(nb_path.read_text(encoding="utf-8"))
+        (dest / nb_path.name).write_text(json.dumps(static_copy(nb), indent=1, ensure_ascii=False)
+                                         + "\n", encoding="utf-8")
+    return notebooks
+
+
+def build(out: Path, src: Path = ROOT / "notebooks", jupyterhub_url: str | None = None,
+          quiet: bool = True) -> list[Path]:
+    """Build the site into `out` (replaced); returns the notebooks built, in page order."""
+    out = Path(out).resolve()
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    if jupyterhub_url is not None:
+        env["SPECDEC_JUPYTERHUB_URL"] = jupyterhub_url
+    with tempfile.TemporaryDirectory(prefix="specdec-book-") as tmp:
+        staged = Path(tmp) / "src"
+        notebooks = stage(Path(src), staged)
+        html = Path(tmp) / "html"  # myst-nb writes beside the output folder: keep that in tmp
+        cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(HERE), "-d",
+               str(Path(tmp) / "doctrees"), "-j", "1", *(["-q"] if quiet else []),
+               str(staged), str(html)]
+        proc = subprocess.run(cmd, env=env, cwd=tmp, text=True, capture_output=quiet)
+        if proc.returncode != 0:
+            raise RuntimeError(f"sphinx-build failed ({proc.returncode}):\n"
+                               f"{(proc.stdout or '')[-3000:]}{(proc.stderr or '')[-3000:]}")
+        if quiet and proc.stderr.strip():
+            sys.stderr.write(proc.stderr)  # Sphinx warnings (broken links, ...)
+        if out.exists():
+            shutil.rmtree(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(html), str(out))
+    # The download button serves the notebook as stored, widgets and all.
+    for nb_path in notebooks:
+        shutil.copy(nb_path, out / "_sources" / nb_path.name)
+    (out / ".nojekyll").touch()  # GitHub Pages: serve _static/ and _sources/ as they are
+    return notebooks
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "build" / "site")
+    ap.add_argument("--jupyterhub-url", default=None,
+                    help="also add a JupyterHub launch button (default: $SPECDEC_JUPYTERHUB_URL)")
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    start = time.perf_counter()
+    notebooks = build(args.out, jupyterhub_url=args.jupyterhub_url, quiet=not args.verbose)
+    print(f"{len(notebooks)} notebook pages + contents in {args.out} "
+          f"({time.perf_counter() - start:.0f} s); open {args.out / 'index.html'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
