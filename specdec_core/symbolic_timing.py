@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .distributions import check_gamma, to_fraction
+from .distributions import check_gamma, check_int, to_fraction
+
+#: improvement_factor_expr writes the geometric sum out term by term: at most this many terms.
+MAX_EXPANDED_GAMMA = 1000
 
 
 def _symbols():
@@ -56,7 +59,7 @@ def derive_break_even():
 def improvement_factor_expr(gamma):
     """The cost-ratio factor for a concrete γ as a rational function of α and c (no limit
     needed: the geometric sum is a polynomial), e.g. γ = 2 → (α² + α + 1)/(2c + 1)."""
-    g = check_gamma(gamma)
+    g = check_int(gamma, "gamma", 0, MAX_EXPANDED_GAMMA, what="a non-negative integer")
     alpha, _, c, _ = _symbols()
     return sp.Add(*[alpha**j for j in range(g + 1)]) / (g * c + 1)
 
@@ -79,6 +82,7 @@ def check_against_direct(samples):
         if cv < 0:
             raise ValueError(f"c must be non-negative, got {cv}")
         g = check_gamma(g)
+        lib = improvement_factor(a, g, cv)   # first: refuses a γ too large for exact powers
         if a == 1:
             val = d["limit_alpha_to_1"].subs({d["gamma"]: g, d["c"]: sp.Rational(cv.numerator, cv.denominator)})
         else:
@@ -86,6 +90,5 @@ def check_against_direct(samples):
                                          d["c"]: sp.Rational(cv.numerator, cv.denominator)})
         val = sp.cancel(val)  # rational inputs: sympy evaluates to a Rational
         sym = to_fraction(val, "value")
-        lib = improvement_factor(a, g, cv)
         rows.append((a, g, cv, sym, lib, sym == lib))
     return rows

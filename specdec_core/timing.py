@@ -2,6 +2,13 @@
 
 Nothing here measures anything: every time is an input in milliseconds. A rate computed from
 assumed times is an assumption too, and the notebooks label it so.
+
+**γ = 0 is plain decoding (one definition everywhere).** With no proposals there is nothing to
+draft or verify, so none of the speculative budget (draft steps, verification base cost,
+per-position cost, overhead) applies: a γ = 0 "round" is one ordinary target step, and every
+ratio here — :func:`improvement_factor`, :func:`speedup_ratio` via :func:`scenario_rates`,
+:func:`speedup_map`, :func:`optimal_gamma` — is exactly 1 at γ = 0. Speculation's overhead is
+charged only when it speculates (γ ≥ 1).
 """
 from __future__ import annotations
 
@@ -134,12 +141,24 @@ def improvement_factor(alpha, gamma, c):
     return ek / (g * float(cc) + 1.0)
 
 
-def optimal_gamma(alpha, c, max_gamma=20):
-    """The γ in 0…max_gamma with the largest :func:`improvement_factor` (direct search).
+def _gain_sign(a, cc, g):
+    """Sign-deciding quantity h(g) = α^(g+1)·((1 − α)(gc + 1) + c) − c: the factor grows from g
+    to g + 1 exactly when h(g) > 0. h(g)/α^(g+1) is non-increasing in g (its slope
+    (1 − α)c − c·α^−(g+1)·ln(1/α) ≤ 0 since ln(1/α) ≥ 1 − α), so the factor rises, then
+    falls: it is unimodal in γ."""
+    return a ** (g + 1) * ((1 - a) * (g * cc + 1) + cc) - cc
 
-    Ties go to the smallest γ. γ = 0 (no speculation, factor 1) is a candidate, so the answer
-    is 0 when speculating does not pay at all.
+
+def optimal_gamma(alpha, c, max_gamma=20):
+    """The γ in 0…max_gamma with the largest :func:`improvement_factor`; ties go to the smallest.
+
+    γ = 0 (plain decoding, factor 1) is a candidate, so the answer is 0 when speculating does
+    not pay at all. The factor is unimodal in γ (see :func:`_gain_sign`), so the answer is the
+    first γ whose successor is no better — found by bisection in O(log max_gamma) steps, so
+    max_gamma = 10⁹ answers at once. Exact α and c are compared exactly (α strictly between
+    0 and 1 then limits the search to γ ≤ counts.MAX_EXACT_GAMMA: pass floats beyond it).
     """
+    from .counts import MAX_EXACT_GAMMA
     from .distributions import check_probability
 
     a = check_probability(alpha, "alpha")
@@ -150,16 +169,26 @@ def optimal_gamma(alpha, c, max_gamma=20):
     exact = isinstance(a, Fraction) and isinstance(cc, Fraction)
     if not exact:
         a, cc = float(a), float(cc)
-    one = Fraction(1) if exact else 1.0
-    best, best_val = 0, one          # γ = 0: plain decoding, factor 1
-    ek, power = one, one             # E[K] at γ and α^γ, updated as γ grows (same values as
-    for g in range(1, m + 1):        # improvement_factor, without re-summing each time)
-        power = power * a
-        ek = ek + power
-        v = ek / (g * cc + 1)
-        if v > best_val:
-            best, best_val = g, v
-    return best
+    if a == 1:          # factor (γ + 1)/(γc + 1): grows with γ when c < 1, else never beats γ = 0
+        return m if cc < 1 else 0
+    if a == 0:          # nothing is ever accepted: factor 1/(γc + 1) ≤ 1
+        return 0
+    if cc == 0:         # free drafting: every extra proposal adds α^γ > 0
+        return m
+    # the factor is below 1/((1 − α)(γc + 1)), hence below γ = 0's factor 1, once
+    # γ > α/((1 − α)c): the best γ is at most that
+    hi = min(m, int(a / ((1 - a) * cc)) + 1)
+    if exact and hi > MAX_EXACT_GAMMA:
+        raise ValueError(f"max_gamma = {m} with exact alpha = {a} and c = {cc} needs exact powers "
+                         f"beyond gamma = {MAX_EXACT_GAMMA}; pass float alpha and c")
+    lo = 0              # bisection: the first g with h(g) <= 0 (or hi, the cap)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _gain_sign(a, cc, mid) > 0:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def work_account(alpha, gamma):
@@ -201,7 +230,8 @@ def scenario_rates(alpha, gamma, *, draft_per_token_ms, verify_base_ms, verify_p
 
     T_draft = γ·draft_per_token_ms, T_verify = verify_base_ms + verify_per_position_ms·(γ+1).
     Returns a dict: expected_tokens, draft_ms, verify_ms, overhead_ms, round_ms, rate,
-    baseline_rate, ratio, break_even_verify_ms, pays (ratio > 1).
+    baseline_rate, ratio, break_even_verify_ms, pays (ratio > 1), plain (γ = 0).
+    γ = 0 is plain decoding (see the module docstring): round_ms = baseline_ms, ratio exactly 1.
     """
     from .counts import expected_output_count
 
@@ -213,6 +243,8 @@ def scenario_rates(alpha, gamma, *, draft_per_token_ms, verify_base_ms, verify_p
     v = verify_cost_ms(g, base_ms=verify_base_ms, per_position_ms=verify_per_position_ms)
     o = check_time(overhead_ms, "overhead_ms")
     b = _check_baseline(baseline_ms)
+    if g == 0:          # plain decoding: one ordinary target step, no speculative budget
+        d, v, o = 0 * d, b, 0 * o
     rate = tokens_per_second(ek, draft_ms=d, verify_ms=v, overhead_ms=o)
     base = baseline_tokens_per_second(b)
     ratio = speedup_ratio(ek, draft_ms=d, verify_ms=v, overhead_ms=o, baseline_ms=b)
@@ -220,7 +252,7 @@ def scenario_rates(alpha, gamma, *, draft_per_token_ms, verify_base_ms, verify_p
         "expected_tokens": ek, "draft_ms": d, "verify_ms": v, "overhead_ms": o,
         "round_ms": d + v + o, "rate": rate, "baseline_rate": base, "ratio": ratio,
         "break_even_verify_ms": break_even_verify_ms(ek, draft_ms=d, overhead_ms=o, baseline_ms=b),
-        "pays": ratio > 1,
+        "pays": ratio > 1, "plain": g == 0,
     }
 
 
@@ -228,8 +260,8 @@ def speedup_map(alphas, gammas, *, draft_per_token_ms, verify_base_ms, verify_pe
                 overhead_ms=0, baseline_ms):
     """Speedup ratio on a grid: array of shape (len(gammas), len(alphas)), float64.
 
-    Same budget model as :func:`scenario_rates`. Cells whose round takes no time are NaN-free:
-    that budget is refused with ``ValueError`` instead.
+    Same budget model as :func:`scenario_rates` (γ = 0 rows are plain decoding: exactly 1).
+    Cells whose round takes no time are NaN-free: that budget is refused with ``ValueError``.
     """
     from .counts import expected_output_count
 
@@ -250,6 +282,9 @@ def speedup_map(alphas, gammas, *, draft_per_token_ms, verify_base_ms, verify_pe
     b = float(_check_baseline(baseline_ms))
     out = np.empty((len(gs), a.size))
     for i, g in enumerate(gs):
+        if g == 0:      # plain decoding: exactly 1 (see the module docstring)
+            out[i] = 1.0
+            continue
         total = dpt * g + vb + vpp * (g + 1) + o
         if total <= 0:
             raise ValueError(f"at gamma={g} the round takes no time (all costs are 0)")
