@@ -25,11 +25,20 @@ from fractions import Fraction
 import numpy as np
 
 from .questions import TRANSFORM_QUESTION  # noqa: F401  (re-export: the question's home is questions.py)
-from .distributions import (_is_exact_scalar, check_distribution, is_exact,
-                            to_fraction)
+from .distributions import (check_distribution, check_int, check_model_rows, inverse_cdf,
+                            is_exact, to_fraction)
+from .verify import acceptance_probabilities, correction_weights
 
 #: Float slack when comparing a running sum with top_p (0.6 + 0.3 is 0.8999999999999999).
+#: Applied whenever top_p or p is a float, so exact and float inputs keep the same symbols.
 TOP_P_TOL = 1e-12
+#: apply_temperature stays exact for exact p when 1/T is a whole number up to this (p^n with a
+#: larger n has huge numerators); beyond it the float path is used.
+MAX_EXACT_POWER = 1000
+
+
+def _is_exact_number(x) -> bool:
+    return is_exact(x) and not isinstance(x, (list, tuple, np.ndarray))
 
 
 # ---------------------------------------------------------------- helpers
@@ -58,7 +67,7 @@ def _renormalize(kept: np.ndarray) -> np.ndarray:
 def _check_temperature(t, name="temperature"):
     if isinstance(t, (bool, np.bool_)) or isinstance(t, (str, bytes)) or t is None:
         raise ValueError(f"{name} must be a non-negative number, got {t!r}")
-    if _is_exact_scalar(t):
+    if _is_exact_number(t):
         f = to_fraction(t, name)
         if f < 0:
             raise ValueError(f"{name} must be non-negative, got {f}")
@@ -104,7 +113,11 @@ def softmax(logits, temperature=1.0):
         out = np.zeros_like(z)
         np.put_along_axis(out, np.argmax(z, axis=-1)[..., None], 1.0, axis=-1)
         return out
-    e = np.exp((z - top) / float(t))
+    # differences are <= 0 (or -inf for masked symbols); a tiny T sends them to -inf (-> 0) and a
+    # huge T towards 0 (-> uniform): neither is an error, so no overflow/underflow warnings
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        d = z - top
+        e = np.exp(d / float(t))
     return e / e.sum(axis=-1, keepdims=True)
 
 
@@ -125,7 +138,8 @@ def apply_temperature(p, temperature):
     * T = 1 returns p unchanged (exact stays exact);
     * T = 0 is greedy (:func:`greedy`: one-hot, ties to the lower index). Note that the limit
       T → 0⁺ spreads the mass evenly over *tied* maxima; T = 0 picks one;
-    * exact p with 1/T a whole number (T = 1/2, 1/3, …) gives an exact result; otherwise float64,
+    * exact p with 1/T a whole number up to :data:`MAX_EXACT_POWER` (T = 1/2, 1/3, …) gives an
+      exact result; otherwise float64,
       computed in log space so tiny and huge T stay finite (large T → uniform on the support).
 
     Zero-probability symbols stay at zero for every T.
@@ -136,7 +150,7 @@ def apply_temperature(p, temperature):
         return greedy(arr)
     if t == 1:
         return arr.copy()
-    if exact and isinstance(t, Fraction) and (1 / t).denominator == 1:
+    if exact and isinstance(t, Fraction) and (1 / t).denominator == 1 and 1 / t <= MAX_EXACT_POWER:
         n = int(1 / t)
         return _renormalize(np.vectorize(lambda v: v**n, otypes=[object])(arr))
     f = arr.astype(np.float64)
@@ -144,18 +158,14 @@ def apply_temperature(p, temperature):
         logp = np.log(f)
     # subtract the row maximum *before* dividing by T: differences are ≤ 0, so even a subnormal
     # T gives -inf (→ 0) rather than -inf − (-inf) = NaN; log 0 = -inf keeps zeros at zero
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         z = (logp - logp.max(axis=-1, keepdims=True)) / float(t)
         e = np.exp(z)
     return e / e.sum(axis=-1, keepdims=True)
 
 
 def _check_k(k):
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    if k < 1:
-        raise ValueError(f"k must be a positive integer, got {k}")
-    return int(k)
+    return check_int(k, "k", 1)
 
 
 def top_k(p, k):
@@ -175,7 +185,7 @@ def top_k(p, k):
 def _check_top_p(top_p):
     if isinstance(top_p, (bool, np.bool_)) or isinstance(top_p, (str, bytes)) or top_p is None:
         raise ValueError(f"top_p must be a number in (0, 1], got {top_p!r}")
-    if _is_exact_scalar(top_p):
+    if _is_exact_number(top_p):
         f = to_fraction(top_p, "top_p")
         if not 0 < f <= 1:
             raise ValueError(f"top_p must be in (0, 1], got {f}")
@@ -204,10 +214,13 @@ def top_p(p, top_p):
     sorted_p = np.take_along_axis(arr, order, axis=-1)
     before = np.cumsum(sorted_p, axis=-1) - sorted_p
     if exact:
-        tpe = tp if isinstance(tp, Fraction) else Fraction(tp)
+        # an exact threshold is compared exactly; a float one with the float rule's slack, so
+        # the same symbols are kept whichever kind p and top_p are
+        tpe = tp if isinstance(tp, Fraction) else Fraction(tp) - Fraction(TOP_P_TOL)
         keep_sorted = np.vectorize(lambda b: b < tpe, otypes=[bool])(before)
     else:
         keep_sorted = before < float(tp) - TOP_P_TOL
+    keep_sorted[..., 0] = True          # the most probable symbol always stays: top_p → 0 is greedy
     keep_sorted &= sorted_p > 0
     keep = np.zeros(arr.shape, dtype=bool)
     np.put_along_axis(keep, order, keep_sorted, axis=-1)
@@ -267,15 +280,8 @@ def verified_output(p, q, sampled=None):
     if ((sa > 0) & (qa == 0)).any():
         raise ValueError("sampled puts mass on a symbol where q = 0: the verifier could not "
                          "compute p/q for a proposal the draft can make")
-    if exact:
-        ratio = np.vectorize(lambda pv, qv: Fraction(1) if qv == 0 else min(Fraction(1), pv / qv),
-                             otypes=[object])(pa, qa)
-        pos = np.vectorize(lambda d: d if d > 0 else Fraction(0), otypes=[object])(pa - qa)
-    else:
-        ratio = np.ones_like(pa)
-        np.divide(pa, qa, out=ratio, where=qa > 0)
-        ratio = np.minimum(ratio, 1.0)
-        pos = np.maximum(pa - qa, 0.0)
+    ratio = acceptance_probabilities(pa, qa)
+    pos = correction_weights(pa, qa, "unnormalized")        # max(p − q, 0)
     acc = sa * ratio
     rejected = 1 - acc.sum(axis=-1, keepdims=True)
     total = pos.sum(axis=-1, keepdims=True)
@@ -297,14 +303,7 @@ def one_position_acceptance(p, q, sampled=None):
     pa = check_distribution(p, "p", exact=exact)
     qa = check_distribution(q, "q", exact=exact)
     sa = qa if sampled is None else check_distribution(sampled, "sampled", exact=exact)
-    if exact:
-        ratio = np.vectorize(lambda pv, qv: Fraction(1) if qv == 0 else min(Fraction(1), pv / qv),
-                             otypes=[object])(pa, qa)
-    else:
-        ratio = np.ones_like(pa)
-        np.divide(pa, qa, out=ratio, where=qa > 0)
-        ratio = np.minimum(ratio, 1.0)
-    return (sa * ratio).sum(axis=-1)
+    return (sa * acceptance_probabilities(pa, qa)).sum(axis=-1)
 
 
 #: The setups notebook 07 compares. For each: which transform the target's p gets, which the
@@ -410,10 +409,8 @@ class MisreportingDraft:
         toks, rows = [], []
         ctx = tuple(prefix)
         for _ in range(gamma):
-            s = np.asarray(self.sampler(ctx), dtype=np.float64)
-            c = np.cumsum(s)
-            x = int(np.searchsorted(c, rng.random() * c[-1], side="right"))
-            x = min(x, int(np.flatnonzero(s)[-1]))
+            s = check_model_rows(self.sampler(ctx), "sampler")
+            x = inverse_cdf(s, rng.random())
             toks.append(x)
             rows.append(np.asarray(self.reported(ctx), dtype=np.float64))
             ctx = ctx + (x,)
