@@ -22,7 +22,8 @@ COLORS = {
     "ink": "#000000",
 }
 
-KIND_COLORS = {"derived": "#009E73", "assumed": "#E69F00", "measured": "#0072B2"}
+KIND_COLORS = {"derived": "#009E73", "assumed": "#E69F00", "derived-from-assumed": "#D55E00",
+               "measured": "#0072B2"}
 
 #: Hatches to tell series apart without colour.
 HATCHES = {"target": "", "draft": "//", "accepted": "..", "residual": "\\\\", "rejected": "xx"}
@@ -35,11 +36,15 @@ def new_axes(ncols: int = 1, *, width: float = 6.4, height: float = 3.2, **kw):
 
 
 def tag_kind(ax, kind: str, where: str = "upper right"):
-    """Write 'derived' / 'assumed' / 'measured' in a corner of ``ax``."""
+    """Write how the figure's values were obtained in a corner of ``ax``: 'derived', 'assumed',
+    'derived from assumed inputs' (kind ``"derived-from-assumed"``) or 'measured' — the label
+    rule of :mod:`specdec_core.formatting`."""
+    from ..formatting import kind_text
+
     if kind not in KIND_COLORS:
         raise ValueError(f"kind must be one of {tuple(KIND_COLORS)}, got {kind!r}")
     x, ha = (0.99, "right") if "right" in where else (0.01, "left")
     y, va = (0.98, "top") if "upper" in where else (0.02, "bottom")
-    ax.text(x, y, kind, transform=ax.transAxes, ha=ha, va=va, fontsize=8, style="italic",
+    ax.text(x, y, kind_text(kind), transform=ax.transAxes, ha=ha, va=va, fontsize=8, style="italic",
             color="white", bbox=dict(boxstyle="round,pad=0.2", fc=KIND_COLORS[kind], ec="none"))
     return ax

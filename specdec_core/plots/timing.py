@@ -1,8 +1,8 @@
 """Figures for notebook 05: rates under an assumed budget, the rate against verification time,
 the (α, γ) map of where speculation pays, and the cost-ratio improvement factor.
 
-Every figure here shows *assumed* budgets (tag "assumed"), except the cost-ratio curves,
-which are derived from a model whose cost ratio c is itself an assumption.
+Every figure here plots values computed from assumed budgets or an assumed cost ratio c, so
+each is tagged "derived from assumed inputs" (the label rule of specdec_core.formatting).
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def plot_rate_vs_verify(ax, alpha, gamma, *, draft_ms, overhead_ms, baseline_ms,
     ax.set_ylabel("tokens per second")
     ax.set_ylim(0, max(base * 2.2, 1.0))
     ax.legend(fontsize=8, loc="upper right")
-    tag_kind(ax, "assumed", where="lower left")
+    tag_kind(ax, "derived-from-assumed", where="lower left")
 
 
 def pays_boundary(ratio, gammas):
@@ -80,7 +80,7 @@ class SpeedupMap:
         if colorbar:
             cb = ax.figure.colorbar(self.image, ax=ax, ticks=[-2, -1, 0, 1, 2])
             cb.ax.set_yticklabels(["¼×", "½×", "1× (break-even)", "2×", "4×"], fontsize=8)
-        tag_kind(ax, "assumed", where="upper left")
+        tag_kind(ax, "derived-from-assumed", where="upper left")
 
     def update(self, alpha, gamma, **budget):
         ratio = speedup_map(MAP_ALPHAS, self.gammas, **budget)
@@ -112,7 +112,7 @@ class RateBars:
         self.texts = [ax.text(i, 0, "", ha="center", va="bottom", fontsize=9) for i in range(2)]
         ax.set_ylabel("tokens per second")
         ax.set_yticks([])
-        tag_kind(ax, "assumed", where="upper right")
+        tag_kind(ax, "derived-from-assumed", where="upper right")
 
     def update(self, rate, baseline_rate):
         vals = [float(rate), float(baseline_rate)]
@@ -150,5 +150,5 @@ def improvement_figure(alphas=(0.6, 0.8, 0.9), c=0.1, max_gamma=12):
     ax.set_ylabel("improvement factor")
     ax.set_title(f"Cost-ratio model, c = {c:g} (draft step / target step)", fontsize=10)
     ax.legend(fontsize=8)
-    tag_kind(ax, "assumed", where="lower right")
+    tag_kind(ax, "derived-from-assumed", where="lower right")
     return fig
