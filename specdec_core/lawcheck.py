@@ -13,6 +13,19 @@ import numpy as np
 
 #: The p-value below which the notebooks and tests reject "the samples follow the law".
 DEFAULT_THRESHOLD = 1e-3
+def check_law(law, name: str = "law") -> dict:
+    """A law {outcome: probability}: non-empty, every probability a finite number ≥ 0 (not a
+    bool or string), summing to 1 (exactly for exact values, within SUM_TOL for floats)."""
+    from fractions import Fraction
+
+    from .distributions import check_distribution
+
+    if not isinstance(law, dict):
+        raise ValueError(f"{name} must be a dict {{outcome: probability}}, got {type(law).__name__}")
+    if not law:
+        raise ValueError(f"{name} is empty")
+    vals = check_distribution(list(law.values()), f"{name} probabilities")
+    return {k: (Fraction(v) if vals.dtype == object else float(v)) for k, v in zip(law, vals)}
 
 
 @dataclass(frozen=True)
@@ -43,14 +56,25 @@ def chi_square_gof(samples, law: dict, *, min_expected: float = 5.0,
     statistic infinite (p-value 0): the sampler produced something impossible."""
     from scipy.stats import chi2
 
-    if not law:
-        raise ValueError("law is empty")
-    counts = samples if isinstance(samples, Counter) else Counter(samples)
+    law = check_law(law)
+    if isinstance(samples, (str, bytes)) or not hasattr(samples, "__iter__"):
+        raise ValueError(f"samples must be an iterable of outcomes or a Counter, got {samples!r}")
+    try:
+        counts = samples if isinstance(samples, Counter) else Counter(samples)
+    except TypeError as exc:
+        raise ValueError(f"samples must hold hashable outcomes ({exc})") from None
+    for k, c in counts.items():
+        if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 0:
+            raise ValueError(f"samples: the count of {k!r} must be a non-negative integer, got {c!r}")
     n = sum(counts.values())
     if n == 0:
         raise ValueError("samples is empty")
-    if not 0 < threshold < 1:
-        raise ValueError(f"threshold must be in (0, 1), got {threshold}")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating)) \
+            or not 0 < threshold < 1:
+        raise ValueError(f"threshold must be a number in (0, 1), got {threshold!r}")
+    if isinstance(min_expected, bool) or not isinstance(min_expected, (int, float, np.floating)) \
+            or not min_expected > 0:
+        raise ValueError(f"min_expected must be a positive number, got {min_expected!r}")
     outside = sum(c for k, c in counts.items() if k not in law)
     if outside:
         return GofResult(float("inf"), max(len(law) - 1, 1), 0.0, n, len(law), threshold)
