@@ -18,10 +18,8 @@ What speculation adds, per sequence and per round (all **derived** from the shap
 * after verification the rejected positions are rolled back (truncated), but the memory for
   all γ must be reserved at the peak, so the budget is set by the peak.
 
-The throughput comparison at the end (:func:`compare_configurations`) rests on an **assumed**
-model, stated where it is used: every proposal is accepted independently with probability α,
-and one round costs the same time whatever the batch size (the memory-bound regime), plus
-``draft_cost_ratio`` × γ for the draft steps.
+How long a round takes — and so whether to batch more or speculate deeper — is not a memory
+question: :mod:`specdec_core.roofline` prices a pass from the same shapes (bytes moved, FLOPs).
 """
 from __future__ import annotations
 
@@ -312,61 +310,3 @@ def rollback_positions(alpha, gamma):
     a = check_probability(alpha, "alpha")
     accepted = expected_output_count(a, g) - 1
     return g - accepted
-
-
-# ---------------------------------------------------------------- batch more or speculate deeper?
-
-@dataclass(frozen=True)
-class Configuration:
-    """One way to spend the same memory budget (see :func:`compare_configurations`)."""
-
-    gamma: int
-    sequences: int
-    tokens_per_sequence_round: float   # E[K] under iid α (assumed)
-    tokens_per_round: float            # sequences × E[K]
-    round_cost: float                  # 1 + draft_cost_ratio × γ, in target-step units (assumed)
-    tokens_per_step: float             # tokens_per_round / round_cost
-
-    @property
-    def fits(self) -> bool:
-        return self.sequences > 0
-
-
-def compare_configurations(target, draft, *, dtype, context, budget_bytes, alpha, gammas,
-                           draft_cost_ratio=0.0, include_weights=True) -> list:
-    """For each γ in ``gammas``: the most sequences that fit the budget and the throughput of an
-    **assumed** model — tokens per round = sequences × E[K](α, γ), and a round costs
-    1 + draft_cost_ratio·γ target steps *whatever the batch size* (memory-bound decoding).
-    Real rounds slow down as batches grow, so this favours batching; it is a comparison of
-    memory, not a prediction of speed.
-    """
-    a = check_probability(alpha, "alpha")
-    if isinstance(draft_cost_ratio, (bool, np.bool_)) or not isinstance(
-            draft_cost_ratio, (numbers.Real, np.floating, np.integer)) \
-            or not math.isfinite(float(draft_cost_ratio)) or draft_cost_ratio < 0:
-        raise ValueError(f"draft_cost_ratio must be a finite non-negative number, got {draft_cost_ratio!r}")
-    c = float(draft_cost_ratio)
-    try:
-        gs = [check_gamma(g, "gammas") for g in gammas]
-    except TypeError:
-        raise ValueError(f"gammas must be a sequence of non-negative integers, got {gammas!r}") from None
-    if not gs:
-        raise ValueError("gammas is empty")
-    out = []
-    for g in gs:
-        s = max_concurrent_sequences(target, draft, dtype=dtype, context=context, gamma=g,
-                                     budget_bytes=budget_bytes, include_weights=include_weights)
-        ek = float(expected_output_count(a, g))
-        cost = 1.0 + c * g
-        out.append(Configuration(gamma=g, sequences=s, tokens_per_sequence_round=ek,
-                                 tokens_per_round=s * ek, round_cost=cost,
-                                 tokens_per_step=s * ek / cost))
-    return out
-
-
-def best_configuration(configs) -> Configuration | None:
-    """The configuration with the most tokens per step (ties: the smaller γ); None if none fits."""
-    fitting = [c for c in configs if c.fits]
-    if not fitting:
-        return None
-    return max(fitting, key=lambda c: (c.tokens_per_step, -c.gamma))

@@ -4,8 +4,8 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from specdec_core.kv import (DTYPE_BYTES, GIB, PRESETS, ModelShape, best_configuration,
-                             check_dtype, compare_configurations, fmt_bytes, fmt_gib, gib_to_bytes,
+from specdec_core.kv import (DTYPE_BYTES, GIB, PRESETS, ModelShape,
+                             check_dtype, fmt_bytes, fmt_gib, gib_to_bytes,
                              kv_cache_bytes, max_concurrent_sequences, model_kv_bytes,
                              per_sequence_bytes, rollback_positions, weight_bytes, working_set)
 
@@ -128,27 +128,6 @@ def test_rollback_exact():
     assert rollback_positions(0.6, 2) == pytest.approx(1.04)
 
 
-def test_compare_configurations():
-    cfg = compare_configurations("Llama-3.1-8B", "Llama-3.2-1B", dtype="bf16", context=8192,
-                                 budget_bytes=40 * GIB, alpha=0.8, gammas=[0, 1, 4],
-                                 draft_cost_ratio=0.1)
-    assert [c.gamma for c in cfg] == [0, 1, 4]
-    assert cfg[0].sequences == (40 * GIB - 16_060_522_496) // 2**30 == 25
-    assert cfg[0].tokens_per_round == 25
-    assert cfg[2].tokens_per_sequence_round == pytest.approx(1 + 0.8 + 0.64 + 0.512 + 0.4096)
-    assert cfg[2].round_cost == pytest.approx(1.4)
-    assert cfg[2].tokens_per_step == pytest.approx(cfg[2].sequences * cfg[2].tokens_per_sequence_round / 1.4)
-    assert best_configuration(cfg).gamma == 4
-    # low α: batching more sequences beats speculating
-    low = compare_configurations("Llama-3.1-8B", "Llama-3.2-1B", dtype="bf16", context=8192,
-                                 budget_bytes=40 * GIB, alpha=0.2, gammas=range(0, 9),
-                                 draft_cost_ratio=0.1)
-    assert best_configuration(low).gamma == 0
-    none = compare_configurations("Llama-3.1-70B", "Llama-3.2-1B", dtype="bf16", context=8192,
-                                  budget_bytes=GIB, alpha=0.5, gammas=[0, 2])
-    assert best_configuration(none) is None
-
-
 def test_units():
     assert gib_to_bytes(1) == GIB
     assert gib_to_bytes(0.5) == GIB // 2
@@ -199,15 +178,6 @@ def test_bad_models_and_units():
     for bad in (-1, float("nan"), float("inf"), "1", None):
         with pytest.raises(ValueError, match="gib"):
             gib_to_bytes(bad)
-    with pytest.raises(ValueError, match="alpha"):
-        compare_configurations("Llama-3.1-8B", "Llama-3.2-1B", dtype="bf16", context=1,
-                               budget_bytes=GIB, alpha=1.5, gammas=[1])
-    with pytest.raises(ValueError, match="draft_cost_ratio"):
-        compare_configurations("Llama-3.1-8B", "Llama-3.2-1B", dtype="bf16", context=1,
-                               budget_bytes=GIB, alpha=0.5, gammas=[1], draft_cost_ratio=float("nan"))
-    with pytest.raises(ValueError, match="gammas"):
-        compare_configurations("Llama-3.1-8B", "Llama-3.2-1B", dtype="bf16", context=1,
-                               budget_bytes=GIB, alpha=0.5, gammas=[])
     with pytest.raises(ValueError, match="context and gamma"):
         max_concurrent_sequences("Llama-3.1-8B", "Llama-3.2-1B", dtype="bf16", context=0, gamma=0,
                                  budget_bytes=100 * GIB)
@@ -216,6 +186,50 @@ def test_bad_models_and_units():
 def test_pure_layer_imports_no_widgets():
     import subprocess
     import sys
-    code = ("import sys, specdec_core.kv, specdec_core.transforms; "
+    code = ("import sys, specdec_core.kv, specdec_core.transforms, specdec_core.roofline, specdec_core.latency; "
             "assert 'matplotlib' not in sys.modules and 'ipywidgets' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---------------------------------------------------------------- the calculator lab (labs/kv.py)
+
+def test_kv_lab_texts_at_defaults():
+    from specdec_core.labs.kv import DEFAULTS, kv_texts
+
+    t = kv_texts(DEFAULTS)
+    assert list(t) == ["parts", "fits", "rollback", "note"]
+    assert "target KV, context: 16.00 GiB" in t["parts"]
+    assert "draft KV, context: 4.00 GiB" in t["parts"]
+    assert "fits" in t["fits"] and "At most 18 sequences fit with γ = 4" in t["fits"]
+    assert t["parts"].startswith("[derived]") and t["rollback"].startswith("[derived from assumed inputs]")
+    assert t["note"] == "—"
+
+
+@pytest.mark.parametrize("changes", [
+    dict(budget_gib=0.0), dict(budget_gib=320.0), dict(context=131072, sequences=256),
+    dict(gamma=0), dict(gamma=16, alpha=1.0), dict(alpha=0.0), dict(dtype="fp8"),
+    dict(include_weights=False), dict(draft="SmolLM2-135M"), dict(draft="Llama-3.1-70B"),
+])
+def test_kv_lab_extremes(changes):
+    """Every corner gives readable text (no nan, no traceback) and a figure."""
+    from specdec_core.labs.kv import kv_lab
+
+    lab = kv_lab().set(**changes)
+    text = " ".join(lab.last_texts.values())
+    assert "nan" not in text.lower() and "Traceback" not in text
+    assert lab.figure.value[:4] == b"\x89PNG"
+    if changes.get("budget_gib") == 0.0:
+        assert "does not fit" in lab.last_texts["fits"] and "At most 0 sequences" in lab.last_texts["fits"]
+    if changes.get("draft") == "SmolLM2-135M":
+        assert "vocabularies" in lab.last_texts["note"]
+
+
+def test_kv_lab_dom_contract():
+    from specdec_core.labs.kv import SPEC, kv_lab
+
+    lab = kv_lab()
+    assert "specdec-lab" in lab._dom_classes and "lab-kv" in lab._dom_classes
+    for key, c in lab.controls.items():
+        assert f"lab-control-{key}" in c._dom_classes
+        assert c.value == SPEC.defaults[key]
+    assert int(lab.figure.width) <= 760

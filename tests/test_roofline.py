@@ -244,3 +244,47 @@ def test_a_broken_roofline_is_caught():
 def test_kv_read_uses_kv_module():
     assert pass_bytes("Llama-3.1-8B", dtype="bf16", positions=1, context=100, parts=True)["kv_read"] == \
         model_kv_bytes(PRESETS["Llama-3.1-8B"], "bf16", 100)
+
+
+# ---------------------------------------------------------------- the lab (labs/roofline.py)
+
+def test_roofline_lab_texts_at_defaults():
+    from specdec_core.labs.roofline import DEFAULTS, roofline_texts
+
+    t = roofline_texts(DEFAULTS)
+    assert list(t) == ["step", "verify", "speedup", "note"]
+    assert t["step"].startswith("[derived from assumed inputs]") and "memory-bound" in t["step"]
+    assert "1.00 decode steps" in t["verify"]
+    sp = serving_point(DEFAULTS["target"], DEFAULTS["draft"], DEFAULTS["hardware"], dtype="bf16",
+                       alpha=DEFAULTS["alpha"], gamma=DEFAULTS["gamma"], sequences=1,
+                       context=DEFAULTS["context"])
+    assert f"speed-up {float(sp.speedup):.2f}×" in t["speedup"]
+
+
+@pytest.mark.parametrize("changes", [
+    dict(sequences=256, context=0), dict(sequences=256, context=32768, dtype="fp32"),
+    dict(gamma=0), dict(gamma=16, alpha=1.0), dict(alpha=0.0),
+    dict(hardware="Laptop CPU (8 cores, DDR5)"), dict(hardware="Apple M2 (laptop)", dtype="fp8"),
+    dict(draft="Llama-3.1-70B"), dict(draft="SmolLM2-135M", target="SmolLM2-135M"),
+])
+def test_roofline_lab_extremes(changes):
+    from specdec_core.labs.roofline import roofline_lab
+
+    lab = roofline_lab().set(**changes)
+    text = " ".join(lab.last_texts.values())
+    assert "nan" not in text.lower() and "inf" not in text.lower()
+    assert lab.figure.value[:4] == b"\x89PNG"
+    if changes.get("gamma") == 0:
+        assert "1.00× over plain decoding" in lab.last_texts["speedup"]
+    if "draft" in changes and changes["draft"] == "Llama-3.1-70B":
+        assert "not smaller" in lab.last_texts["note"]
+
+
+def test_roofline_lab_dom_contract():
+    from specdec_core.labs.roofline import SPEC, roofline_lab
+
+    lab = roofline_lab()
+    assert "specdec-lab" in lab._dom_classes and "lab-roofline" in lab._dom_classes
+    for key, c in lab.controls.items():
+        assert f"lab-control-{key}" in c._dom_classes and c.value == SPEC.defaults[key]
+    assert int(lab.figure.width) <= 760

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kv import GIB, WorkingSet, compare_configurations, working_set
+from ..kv import GIB, WorkingSet, working_set
 from .style import COLORS, new_axes, tag_kind
 
 #: Colour and label of each part of the working set (stacked in this order).
@@ -32,7 +32,7 @@ class BreakdownView:
         ax.set_yticks([])
         ax.set_xlabel("GiB at the peak of a round")
         if legend:
-            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=3, fontsize=7, frameon=False)
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.5), ncol=3, fontsize=7, frameon=False)
         self.title = ax.set_title("", fontsize=9)
         tag_kind(ax, "derived")
 
@@ -89,23 +89,23 @@ def concurrency_figure(target, draft, *, dtype, context, gammas, budget_bytes,
     return fig
 
 
-def configurations_figure(target, draft, *, dtype, context, budget_bytes, alphas, gammas,
-                          draft_cost_ratio=0.0, include_weights=True):
-    """Assumed throughput (tokens per target-step time) of the configuration that fits the
-    budget at each γ, one line per α; γ = 0 is plain decoding with the most sequences."""
-    fig, ax = new_axes(width=6.4, height=3.4)
-    for i, a in enumerate(alphas):
-        cfg = compare_configurations(target, draft, dtype=dtype, context=context,
-                                     budget_bytes=budget_bytes, alpha=a, gammas=gammas,
-                                     draft_cost_ratio=draft_cost_ratio,
-                                     include_weights=include_weights)
-        _ = ax.plot([c.gamma for c in cfg], [c.tokens_per_step for c in cfg], marker="o",
-                    ms=4, ls=["-", "--", "-.", ":"][i % 4], label=f"α = {a}")
-    ax.set_xlabel("γ (sequences = as many as fit the budget)")
-    ax.set_ylabel("tokens per target step")
-    ax.set_title(f"Same budget, batch or speculate (draft cost c = {draft_cost_ratio})", fontsize=9)
-    ax.legend(fontsize=8)
-    tag_kind(ax, "assumed", "lower right")
+def kv_lab_frame():
+    """(figure, BreakdownView) for the calculator lab: 740 × 190 px, fixed layout, legend below."""
+    from .frames import lab_figure
+
+    fig = lab_figure(740, 190)
+    view = BreakdownView(fig.add_axes((0.02, 0.5, 0.96, 0.36)), legend=False)
+    # the legend belongs to the figure, not the axes, so a redraw of the axes skips it
+    fig.legend([*view.bars.values(), view.budget],
+               [PART_STYLE[p][0] for p in view.bars] + ["memory budget"],
+               loc="lower center", ncol=4, fontsize=7, frameon=False)
+    return fig, view
+
+
+def kv_lab_figure(ws: WorkingSet, title: str = ""):
+    """The calculator lab's figure at one working set (the static copy)."""
+    fig, view = kv_lab_frame()
+    view.update(ws, title)
     return fig
 
 

@@ -1,0 +1,275 @@
+"""Figures for notebook 06's roofline and serving sections (matplotlib only; numbers from
+:mod:`specdec_core.roofline` and :mod:`specdec_core.latency`)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..roofline import get_hardware, memory_bound_positions, pass_time, serving_point
+from .frames import lab_figure
+from .style import COLORS, KIND_COLORS, tag_kind
+
+LINESTYLES = ("-", "--", "-.", ":")
+GAMMA_COLORS = (COLORS["ink"], COLORS["target"], COLORS["draft"], COLORS["rejected"])
+
+
+def _curve(model, hardware, *, dtype, sequences, context, max_positions):
+    Ts = np.arange(1, max_positions + 1)
+    pts = [pass_time(model, hardware, dtype=dtype, positions=int(T), sequences=sequences,
+                     context=context) for T in Ts]
+    ms = lambda attr: np.array([float(getattr(p, attr)) * 1e3 for p in pts])  # noqa: E731
+    return Ts, ms("memory_s"), ms("compute_s"), ms("total_s")
+
+
+def draw_pass_time(ax, model, hardware, *, dtype, sequences, context, gamma, max_positions=32):
+    """Pass time (ms) against positions T: the memory limit, the compute limit, their maximum,
+    the memory-bound region shaded, the verification pass (T = γ + 1) marked."""
+    Ts, mem, comp, tot = _curve(model, hardware, dtype=dtype, sequences=sequences,
+                                context=context, max_positions=max_positions)
+    free = memory_bound_positions(model, hardware, dtype=dtype, sequences=sequences,
+                                  context=context, max_positions=max_positions)
+    if free:
+        ax.axvspan(0.5, free + 0.5, color=COLORS["accepted"], alpha=0.12, lw=0)
+    if free < max_positions:
+        ax.axvspan(free + 0.5, max_positions + 0.5, color=COLORS["rejected"], alpha=0.10, lw=0)
+    ax.plot(Ts, mem, color=COLORS["target"], ls="--", lw=1.4, label="bytes ÷ bandwidth")
+    ax.plot(Ts, comp, color=COLORS["draft"], ls=":", lw=1.8, label="FLOPs ÷ peak")
+    ax.plot(Ts, tot, color=COLORS["ink"], lw=2, label="pass time (max)")
+    T = gamma + 1
+    if T <= max_positions:
+        ax.plot([T], [tot[T - 1]], "o", ms=8, mfc="none", mec=COLORS["rejected"], mew=2,
+                label=f"verify γ + 1 = {T}")
+    ax.set_xlim(0.5, max_positions + 0.5)
+    ax.set_ylim(0, max(tot.max(), mem.max()) * 1.15)
+    ax.set_xlabel("positions scored in one pass, T")
+    ax.set_ylabel("time of one pass (ms)")
+    ax.text(0.02, 0.97, "memory-bound" if free else "", transform=ax.transAxes, va="top",
+            fontsize=8, color=COLORS["accepted"])
+    if free < max_positions:
+        ax.text(0.98, 0.03, "compute-bound", transform=ax.transAxes, ha="right", va="bottom",
+                fontsize=8, color=COLORS["rejected"])
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, 0.9), frameon=False)
+    return free
+
+
+def draw_speedup_vs_gamma(ax, target, draft, hardware, *, dtype, sequences, context, alpha,
+                          gamma, max_gamma=12):
+    """Speed-up over plain decoding against γ for one α, priced by the roofline."""
+    gs = np.arange(0, max_gamma + 1)
+    sp = [float(serving_point(target, draft, hardware, dtype=dtype, alpha=alpha, gamma=int(g),
+                              sequences=sequences, context=context).speedup) for g in gs]
+    ax.axhline(1, color=COLORS["discarded"], lw=1)
+    ax.plot(gs, sp, color=COLORS["target"], marker="o", ms=3, lw=1.6)
+    if 0 <= gamma <= max_gamma:
+        ax.plot([gamma], [sp[gamma]], "o", ms=9, mfc="none", mec=COLORS["rejected"], mew=2)
+    ax.set_xlabel("γ")
+    ax.set_ylabel("speed-up over plain decoding")
+    ax.set_ylim(0, max(2.0, max(sp) * 1.15))
+    ax.set_xlim(-0.5, max_gamma + 0.5)
+    return sp
+
+
+def roofline_lab_figure(state):
+    """The roofline lab's figure (740 × 300 px) at ``state``: pass time against T with the two
+    limits and the regions, and the speed-up against γ (the same drawing as the live lab)."""
+    return RooflineView().update(state)
+
+
+# ---------------------------------------------------------------- this machine
+
+def matmul_figure(results, threads=(1, 2)):
+    """Measured float32 matmul rate (GFLOP/s) against rows M, for the two weight shapes, with
+    the roofline of this machine for the head-sized product: min(peak, intensity × bandwidth)."""
+    fig = lab_figure(740, 300)
+    ax = fig.add_axes((0.09, 0.16, 0.62, 0.76))
+    for j, t in enumerate(threads):
+        for i, (shape, curve) in enumerate(results["matmul"][f"threads{t}"].items()):
+            Ms = np.array([int(m) for m in curve["gflops"]])
+            g = np.array(list(curve["gflops"].values()), dtype=float)
+            ax.plot(Ms, g, LINESTYLES[i], marker="os"[j], ms=3, lw=1.4,
+                    color=(COLORS["target"], COLORS["draft"])[j],
+                    label=f"{shape}, {t} thread{'s' if t > 1 else ''}")
+    Ms = np.arange(1, 65)
+    bw = float(results["bandwidth"]["threads2"]["copy_GBps"])
+    k, n = 576, 49152
+    intensity = 2 * Ms * k * n / (4 * (k * n + Ms * k + Ms * n))
+    ax.plot(Ms, intensity * bw, color=COLORS["discarded"], lw=1.2, ls="-",
+            label="576x49152: bytes limit at copy bandwidth")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("rows M in x (M × 576) @ W (float32)")
+    ax.set_ylabel("GFLOP/s")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    tag_kind(ax, "measured", "lower right")
+    return fig
+
+
+def capstone_figure(measured_ms, predicted_ms, matmul_ms=None, *, title=""):
+    """The capstone's measured cost of scoring T positions next to the roofline prediction for
+    this machine (and, optionally, a prediction from the measured matmul rates). Each curve
+    divided by its own T = 1 value: cost in decode steps."""
+    fig = lab_figure(740, 280)
+    ax = fig.add_axes((0.08, 0.16, 0.58, 0.74))
+    for label, d, style, color in (("capstone, measured", measured_ms, "-o", COLORS["ink"]),
+                                   ("roofline for this machine", predicted_ms, "--", COLORS["target"]),
+                                   ("from measured matmul rates", matmul_ms, "-.s", COLORS["draft"])):
+        if not d:
+            continue
+        Ts = sorted(d)
+        y = np.array([d[T] for T in Ts]) / d[Ts[0]]
+        ax.plot(Ts, y, style, ms=3, lw=1.6, color=color, label=label)
+    ax.set_xlabel("positions scored in one call, T")
+    ax.set_ylabel("cost in decode steps (T = 1 → 1)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    tag_kind(ax, "measured", "lower right")
+    return fig
+
+
+# ---------------------------------------------------------------- batch vs speculate
+
+def serving_figure(target, draft, hardware, *, dtype, context, alphas, gammas=(0, 2, 4, 8),
+                   batches=None, max_sequences=None):
+    """Throughput across the batch (left) and time per token of one sequence (right) against
+    the batch size S, one line per γ, one panel row per α. ``max_sequences`` (dict γ → S)
+    draws where the memory budget ends."""
+    batches = np.unique(np.round(np.geomspace(1, 256, 25)).astype(int)) if batches is None else np.asarray(batches)
+    rows = len(alphas)
+    fig = lab_figure(740, 40 + 230 * rows)
+    h = (1 - 40 / (40 + 230 * rows)) / rows
+    for r, a in enumerate(alphas):
+        y0 = 1 - (r + 1) * h + 0.13 * h
+        ax1 = fig.add_axes((0.09, y0, 0.38, 0.7 * h))
+        ax2 = fig.add_axes((0.6, y0, 0.38, 0.7 * h))
+        for i, g in enumerate(gammas):
+            pts = [serving_point(target, draft, hardware, dtype=dtype, alpha=a, gamma=g,
+                                 sequences=int(S), context=context) for S in batches]
+            thr = np.array([float(p.throughput) for p in pts])
+            lat = np.array([float(p.latency_per_token_s) * 1e3 for p in pts])
+            kw = dict(color=GAMMA_COLORS[i % 4], ls=LINESTYLES[i % 4], lw=1.7,
+                      label=("plain (γ = 0)" if g == 0 else f"γ = {g}"))
+            if max_sequences is not None and g in max_sequences:
+                fits = batches <= max_sequences[g]
+                ax1.plot(batches[fits], thr[fits], **kw)
+                ax2.plot(batches[fits], lat[fits], **kw)
+                kw.pop("label")
+                ax1.plot(batches[~fits], thr[~fits], **{**kw, "alpha": 0.25})
+                ax2.plot(batches[~fits], lat[~fits], **{**kw, "alpha": 0.25})
+            else:
+                ax1.plot(batches, thr, **kw)
+                ax2.plot(batches, lat, **kw)
+        for ax in (ax1, ax2):
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("sequences in the batch, S")
+        ax1.set_yscale("log")
+        ax1.set_ylabel("tokens/s, whole batch")
+        ax2.set_ylabel("ms per token, one sequence")
+        ax1.set_title(f"α = {a}: throughput", fontsize=9)
+        ax2.set_title(f"α = {a}: latency (lower is better)", fontsize=9)
+        ax2.set_ylim(bottom=0)
+        if r == 0:
+            ax1.legend(fontsize=7, frameon=False)
+        tag_kind(ax1, "assumed", "lower right")
+    return fig
+
+
+def padding_figure(share, *, batch, gamma):
+    """Histogram of the share of padded slots wasted per round (a ragged batch)."""
+    fig = lab_figure(560, 240)
+    ax = fig.add_axes((0.12, 0.2, 0.84, 0.68))
+    bins = np.linspace(0, 1, 21)
+    ax.hist(np.asarray(share), bins=bins, color=COLORS["discarded"], edgecolor="white")
+    ax.axvline(float(np.mean(share)), color=COLORS["rejected"], lw=2, ls="--", label="mean")
+    ax.set_xlabel("share of the round's padded slots wasted")
+    ax.set_ylabel("rounds")
+    ax.set_title(f"batch {batch}, γ = {gamma}: padding every sequence to the longest run", fontsize=9)
+    ax.legend(fontsize=8, frameon=False)
+    tag_kind(ax, "measured", "upper right")
+    return fig
+
+
+def kind_color(kind: str) -> str:
+    return KIND_COLORS[kind]
+
+
+class RooflineView:
+    """The roofline lab's figure, built once with fixed axes (cost in decode steps, speed-up),
+    so a new state only moves the lines and regions (:class:`~specdec_core.plots.frames.BlitPNG`
+    re-draws just those). The static copy uses the same class (:func:`roofline_lab_figure`)."""
+
+    MAX_T = 24
+    MAX_GAMMA = 12
+    Y_STEPS = 8.0
+    Y_SPEEDUP = 4.0
+
+    def __init__(self):
+        from .frames import BlitPNG
+
+        self.fig = lab_figure(740, 300)
+        ax1 = self.ax1 = self.fig.add_axes((0.08, 0.16, 0.5, 0.76))
+        ax2 = self.ax2 = self.fig.add_axes((0.7, 0.16, 0.28, 0.76))
+        T = np.arange(1, self.MAX_T + 1)
+        z = np.zeros_like(T, dtype=float)
+        self.free_span = ax1.axvspan(0.5, 1.5, color=COLORS["accepted"], alpha=0.15, lw=0)
+        self.busy_span = ax1.axvspan(1.5, self.MAX_T + 0.5, color=COLORS["rejected"], alpha=0.12, lw=0)
+        ax1.plot(T, T, color=COLORS["discarded"], lw=0.8, ls="-", label="T separate steps")
+        (self.mem,) = ax1.plot(T, z, color=COLORS["target"], ls="--", lw=1.4, label="bytes ÷ bandwidth")
+        (self.comp,) = ax1.plot(T, z, color=COLORS["draft"], ls=":", lw=2, label="FLOPs ÷ peak")
+        (self.tot,) = ax1.plot(T, z, color=COLORS["ink"], lw=2, label="pass time = max")
+        (self.mark,) = ax1.plot([1], [0], "o", ms=8, mfc="none", mec=COLORS["rejected"], mew=2,
+                                label="verification, T = γ + 1")
+        ax1.set_xlim(0.5, self.MAX_T + 0.5)
+        ax1.set_ylim(0, self.Y_STEPS)
+        ax1.set_xlabel("positions scored in one pass, T")
+        ax1.set_ylabel("time in decode steps (T = 1 → 1)")
+        ax1.legend(fontsize=7, loc="upper left", frameon=True, framealpha=0.85)
+        ax1.text(0.98, 0.03, "green: memory-bound · red: compute-bound", transform=ax1.transAxes,
+                 ha="right", va="bottom", fontsize=7)
+        self.tags = {k: tag_kind(ax1, k, "upper right").texts[-1] for k in ("assumed", "measured")}
+        g = np.arange(0, self.MAX_GAMMA + 1)
+        ax2.axhline(1, color=COLORS["discarded"], lw=1)
+        (self.sp,) = ax2.plot(g, np.ones_like(g, dtype=float), color=COLORS["target"], marker="o",
+                              ms=3, lw=1.6)
+        (self.sp_mark,) = ax2.plot([0], [1], "o", ms=9, mfc="none", mec=COLORS["rejected"], mew=2)
+        ax2.set_xlim(-0.5, self.MAX_GAMMA + 0.5)
+        ax2.set_ylim(0, self.Y_SPEEDUP)
+        ax2.set_xlabel("γ")
+        ax2.set_ylabel("speed-up over plain decoding")
+        ax2.set_title("notebook 05's ratio, priced here", fontsize=8)
+        self.blit = BlitPNG(self.fig, [self.free_span, self.busy_span, self.mem, self.comp,
+                                       self.tot, self.mark, self.sp, self.sp_mark,
+                                       *self.tags.values()])
+
+    def update(self, state):
+        hw = get_hardware(state["hardware"])
+        kw = dict(dtype=state["dtype"], sequences=state["sequences"], context=state["context"])
+        Ts, mem, comp, tot = _curve(state["target"], hw, max_positions=self.MAX_T, **kw)
+        free = memory_bound_positions(state["target"], hw, max_positions=self.MAX_T, **kw)
+        step = tot[0]
+        self.mem.set_ydata(mem / step)
+        self.comp.set_ydata(comp / step)
+        self.tot.set_ydata(tot / step)
+        T = state["gamma"] + 1
+        self.mark.set_visible(T <= self.MAX_T)
+        if T <= self.MAX_T:
+            self.mark.set_data([T], [min(tot[T - 1] / step, self.Y_STEPS * 0.98)])
+        self.free_span.set_visible(free > 0)
+        self.free_span.set_x(0.5)
+        self.free_span.set_width(free)
+        self.busy_span.set_visible(free < self.MAX_T)
+        self.busy_span.set_x(free + 0.5)
+        self.busy_span.set_width(self.MAX_T - free)
+        for k, t in self.tags.items():
+            t.set_visible(k == hw.kind)
+        gs = np.arange(0, self.MAX_GAMMA + 1)
+        sp = np.array([float(serving_point(state["target"], state["draft"], hw, alpha=state["alpha"],
+                                           gamma=int(g), **kw).speedup) for g in gs])
+        self.sp.set_ydata(np.minimum(sp, self.Y_SPEEDUP * 0.99))
+        g = state["gamma"]
+        self.sp_mark.set_visible(g <= self.MAX_GAMMA)
+        if g <= self.MAX_GAMMA:
+            self.sp_mark.set_data([g], [min(sp[g], self.Y_SPEEDUP * 0.99)])
+        return self.fig
+
+    def png(self, state) -> bytes:
+        self.update(state)
+        return self.blit.png()
