@@ -212,3 +212,32 @@ ALL_QUESTIONS = (TRUTH_QUESTION, ACCEPTANCE_RULE_QUESTION, RESIDUAL_QUESTION, P_
                  ROUND_COUNT_QUESTION, SAME_SEED_QUESTION, STOP_QUESTION, EXPECTED_COUNT_QUESTION,
                  ACCEPTANCE_LENGTH_QUESTION, TIMING_QUESTION, KV_QUESTION, TRANSFORM_QUESTION,
                  MEASURE_QUESTION)
+
+# ---------------------------------------------------------------- 05 · latency, 06 · the roofline
+
+LATENCY_QUESTION = Question(
+    prompt="A speculative decoder emits 3 tokens per round on average and a round takes 12 ms, so it "
+           "averages 250 tokens/s (4 ms per token). What does a reader watching the stream see?",
+    options=("A token every 4 ms, evenly",
+             "Bursts: a wait of about 12 ms, then a few tokens at once",
+             "A token every 12 ms"),
+    answer=1,
+    explanation="All tokens of a round appear when the round ends. The gaps are one round long or "
+                "zero; only their mean is 4 ms. Time to first token grows too: the draft must read "
+                "the prompt before the first round can start.",
+)
+
+ROOFLINE_QUESTION = Question(
+    prompt="A server decodes 64 sequences at once with short contexts, and its decode step is already "
+           "compute-bound. What does speculation with γ = 4 do to each round's verification pass?",
+    options=("Nothing: verifying γ + 1 positions costs one step, as at batch 1",
+             "It costs about γ + 1 = 5 decode steps, so speculation likely loses",
+             "It becomes cheaper, because the batch shares the draft"),
+    answer=1,
+    explanation="Verification is cheap only while a pass is memory-bound: the weights are read once "
+                "whatever the number of positions. Past the ridge point every position costs its "
+                "FLOPs, so 5 positions cost about 5 steps and the accepted tokens no longer pay for "
+                "them. That is why serving engines lower γ, or switch speculation off, under load.",
+)
+
+ALL_QUESTIONS = ALL_QUESTIONS + (LATENCY_QUESTION, ROOFLINE_QUESTION)
