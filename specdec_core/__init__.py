@@ -12,6 +12,10 @@ from .sampling import (GenerationResult, RoundRecord, autoregressive_generate,
 from .timing import (baseline_tokens_per_second, break_even_verify_ms, improvement_factor,
                      optimal_gamma, round_time_ms, speedup_ratio, tokens_per_second, work_account)
 from .kv import PRESETS, ModelShape, kv_cache_bytes, working_set
+from .latency import (arrival_times_ms, gap_summary, inter_token_gaps_ms, padding_waste,
+                      simulate_ragged_batch, time_to_first_token_ms)
+from .roofline import (HARDWARE, Hardware, arithmetic_intensity, pass_bytes, pass_flops,
+                       pass_time, ridge_point, serving_point, verification_cost)
 from .transforms import apply_temperature, greedy, softmax, top_k, top_p
 from .verify import (acceptance_probabilities, acceptance_rate, accepted_mass,
                      correction_distribution, output_distribution, output_distribution_with,
@@ -33,6 +37,10 @@ __all__ = [
     "tokens_per_second", "baseline_tokens_per_second", "round_time_ms", "speedup_ratio",
     "break_even_verify_ms", "improvement_factor", "optimal_gamma", "work_account",
     "ModelShape", "PRESETS", "kv_cache_bytes", "working_set",
+    "Hardware", "HARDWARE", "pass_bytes", "pass_flops", "pass_time", "arithmetic_intensity",
+    "ridge_point", "verification_cost", "serving_point",
+    "arrival_times_ms", "inter_token_gaps_ms", "gap_summary", "time_to_first_token_ms",
+    "padding_waste", "simulate_ragged_batch",
     "softmax", "apply_temperature", "top_k", "top_p", "greedy",
     "speculative_generate", "autoregressive_generate", "speculative_round", "verify_batch",
     "RoundRecord", "GenerationResult", "chi_square_gof",

@@ -36,7 +36,8 @@ __all__ = [
     "Hardware", "HARDWARE", "get_hardware", "hardware_from_benchmark",
     "pass_bytes", "pass_flops", "arithmetic_intensity", "ridge_point", "PassTime", "pass_time",
     "verification_cost", "memory_bound_positions", "ServingPoint", "serving_point",
-    "speculation_speedup",
+    "speculation_speedup", "break_even_batch", "cost_curve_from_results", "relative_cost",
+    "roofline_curve", "LEVIATHAN_TABLE2", "LEVIATHAN_SOURCE", "implied_draft_cost",
 ]
 
 
@@ -360,3 +361,97 @@ def speculation_speedup(point: ServingPoint):
     return speedup_ratio(point.expected_tokens, draft_ms=point.draft_s * 1000,
                          verify_ms=point.target_s * 1000, baseline_ms=point.step_s * 1000)
 
+
+
+def break_even_batch(target, draft, hardware, *, dtype, alpha, gamma, context,
+                     max_sequences: int = 1024, weight_dtype=None):
+    """The smallest batch S ≤ ``max_sequences`` at which speculation with this γ no longer
+    beats plain decoding at the same batch (speed-up ≤ 1), or ``None`` if it pays throughout."""
+    cap = check_int(max_sequences, "max_sequences", 1)
+    check_int(check_gamma(gamma), "gamma", 1)
+    for S in range(1, cap + 1):
+        sp = serving_point(target, draft, hardware, dtype=dtype, alpha=alpha, gamma=gamma,
+                           sequences=S, context=context, weight_dtype=weight_dtype)
+        if sp.speedup <= 1:
+            return S
+    return None
+
+
+# ---------------------------------------------------------------- measured curves
+
+def cost_curve_from_results(results, key: str = "threads2") -> dict:
+    """{T: ms} from a cost curve stored by ``benchmarks/bench_llm.py`` (``results["cost_curve"]
+    [key]``), read defensively: a value may be a number, a list/tuple whose first entry is the
+    minimum, or a dict with ``"min"`` (or ``"median"``); keys may be strings. Raises
+    ``ValueError`` naming what is missing."""
+    if not isinstance(results, dict):
+        raise ValueError(f"results must be a parsed JSON object, got {type(results).__name__}")
+    curves = results.get("cost_curve")
+    if not isinstance(curves, dict) or key not in curves or not isinstance(curves[key], dict):
+        raise ValueError(f"results has no cost curve {key!r} (found {list(curves or {})})")
+    out = {}
+    for T, v in curves[key].items():
+        if isinstance(v, dict):
+            v = v.get("min", v.get("median"))
+        elif isinstance(v, (list, tuple)):
+            v = v[0] if v else None
+        try:
+            t, ms = int(T), float(v)
+        except (TypeError, ValueError):
+            raise ValueError(f"cost curve {key!r}: cannot read T={T!r}: {v!r}") from None
+        if not ms > 0:
+            raise ValueError(f"cost curve {key!r}: T={T} has a non-positive time {ms!r}")
+        out[t] = ms
+    if 1 not in out:
+        raise ValueError(f"cost curve {key!r} lacks T = 1")
+    return dict(sorted(out.items()))
+
+
+def relative_cost(curve: dict) -> dict:
+    """{T: time(T) ÷ time(1)}: a cost curve in decode steps."""
+    if not isinstance(curve, dict) or 1 not in curve:
+        raise ValueError("curve must be a dict {T: time} with T = 1")
+    one = curve[1]
+    if not one > 0:
+        raise ValueError("curve[1] must be positive")
+    return {T: _div(v, one) for T, v in curve.items()}
+
+
+def roofline_curve(model, hardware, *, dtype, positions, context=0) -> dict:
+    """{T: pass time in ms} at batch 1 for each T in ``positions``."""
+    return {int(T): pass_time(model, hardware, dtype=dtype, positions=int(T), context=context).total_ms
+            for T in positions}
+
+
+# ---------------------------------------------------------------- what the paper reported
+
+#: Leviathan, Kalman & Matias (2023), "Fast Inference from Transformers via Speculative
+#: Decoding", ICML 2023 (arXiv:2211.17192), Table 2: T5-XXL (11B) target, batch 1, one TPU-v4,
+#: walltime speed-up over the T5X baseline. Rows: (task, draft, temperature, γ, α, speed-up).
+#: Reported numbers (neither derived nor measured here).
+LEVIATHAN_TABLE2 = (
+    ("EnDe", "T5-small", 0, 7, Fraction(75, 100), Fraction(34, 10)),
+    ("EnDe", "T5-base", 0, 7, Fraction(80, 100), Fraction(28, 10)),
+    ("EnDe", "T5-large", 0, 7, Fraction(82, 100), Fraction(17, 10)),
+    ("EnDe", "T5-small", 1, 7, Fraction(62, 100), Fraction(26, 10)),
+    ("EnDe", "T5-base", 1, 5, Fraction(68, 100), Fraction(24, 10)),
+    ("EnDe", "T5-large", 1, 3, Fraction(71, 100), Fraction(14, 10)),
+    ("CNNDM", "T5-small", 0, 5, Fraction(65, 100), Fraction(31, 10)),
+    ("CNNDM", "T5-base", 0, 5, Fraction(73, 100), Fraction(30, 10)),
+    ("CNNDM", "T5-large", 0, 3, Fraction(74, 100), Fraction(22, 10)),
+    ("CNNDM", "T5-small", 1, 5, Fraction(53, 100), Fraction(23, 10)),
+    ("CNNDM", "T5-base", 1, 3, Fraction(55, 100), Fraction(22, 10)),
+    ("CNNDM", "T5-large", 1, 3, Fraction(56, 100), Fraction(17, 10)),
+)
+LEVIATHAN_SOURCE = ("Leviathan, Kalman & Matias, Fast Inference from Transformers via Speculative "
+                    "Decoding, ICML 2023 (arXiv:2211.17192), Table 2: T5-XXL target, batch 1, TPU-v4")
+
+
+def implied_draft_cost(alpha, gamma, speedup):
+    """The cost ratio c at which Leviathan et al.'s factor (1 − α^(γ+1)) / ((1 − α)(γc + 1))
+    equals ``speedup``: c = (E[K] ÷ speed-up − 1) ÷ γ. Negative means the reported speed-up
+    exceeds even a free draft's (c = 0) under iid acceptance."""
+    g = check_int(check_gamma(gamma), "gamma", 1)
+    s = _positive(speedup, "speedup", "a positive speed-up")
+    ek = expected_output_count(check_probability(alpha, "alpha"), g)
+    return (_div(ek, s) - 1) / g

@@ -288,3 +288,44 @@ def test_roofline_lab_dom_contract():
     for key, c in lab.controls.items():
         assert f"lab-control-{key}" in c._dom_classes and c.value == SPEC.defaults[key]
     assert int(lab.figure.width) <= 760
+
+
+# ---------------------------------------------------------------- measured curves, the paper
+
+def test_cost_curve_reader_is_defensive():
+    from specdec_core.roofline import cost_curve_from_results, relative_cost
+
+    for v1, v2 in (([10.0, 11.0], [15.0, 16.0]), (10.0, 15.0), ({"min": 10.0}, {"median": 15.0})):
+        c = cost_curve_from_results({"cost_curve": {"threads2": {"1": v1, "2": v2}}})
+        assert c == {1: 10.0, 2: 15.0}
+        assert relative_cost(c) == {1: 1.0, 2: 1.5}
+    with pytest.raises(ValueError, match="threads1"):
+        cost_curve_from_results({"cost_curve": {"threads2": {"1": 1.0}}}, key="threads1")
+    with pytest.raises(ValueError, match="T = 1"):
+        cost_curve_from_results({"cost_curve": {"threads2": {"2": 1.0}}})
+    with pytest.raises(ValueError, match="T='x'"):
+        cost_curve_from_results({"cost_curve": {"threads2": {"1": 1.0, "x": "fast"}}})
+
+
+def test_leviathan_rows_and_implied_cost():
+    from specdec_core.roofline import LEVIATHAN_TABLE2, implied_draft_cost
+
+    assert len(LEVIATHAN_TABLE2) == 12
+    # EnDe T5-small, greedy: α = 0.75, γ = 7, reported 3.4×; a free draft would give 3.6×
+    task, draft, temp, g, a, s = LEVIATHAN_TABLE2[0]
+    assert improvement_factor(a, g, 0) == (1 - a ** 8) / (1 - a)
+    c = implied_draft_cost(a, g, s)
+    assert improvement_factor(a, g, c) == s            # exact round trip
+    with pytest.raises(ValueError, match="speedup"):
+        implied_draft_cost(a, g, 0)
+
+
+def test_break_even_batch():
+    from specdec_core.roofline import break_even_batch
+
+    kw = dict(dtype="bf16", alpha=F(7, 10), gamma=8, context=512)
+    S = break_even_batch("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", max_sequences=256, **kw)
+    assert S is not None and 1 < S <= 256
+    pts = [serving_point("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", sequences=n, **kw)
+           for n in (S - 1, S)]
+    assert pts[0].speedup > 1 >= pts[1].speedup
