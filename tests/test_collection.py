@@ -1,0 +1,161 @@
+"""The collection hangs together: README table, notebook 00's map, prerequisites lines and
+"Next" links all agree with the notebooks that exist (numbers need not be contiguous).
+
+Each helper below parses one kind of reference; each has a small test on a made-up input, so a
+parser that silently finds nothing cannot make the collection checks pass vacuously.
+"""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NB_DIR = ROOT / "notebooks"
+LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+\.ipynb)\)")
+NUMBERED = re.compile(r"^(\d{2})-.+\.ipynb$")
+
+
+def notebooks():
+    """notebooks/NN-*.ipynb in numeric order (gaps allowed)."""
+    return sorted((p for p in NB_DIR.glob("*.ipynb") if NUMBERED.match(p.name)), key=lambda p: p.name)
+
+
+def cells(path):
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def markdown(path):
+    return ["".join(c["source"]) for c in cells(path) if c["cell_type"] == "markdown"]
+
+
+def paragraph(text, head):
+    """The paragraph of ``text`` that starts with ``head`` (None if absent)."""
+    for par in re.split(r"\n\s*\n", text):
+        if par.strip().startswith(head):
+            return " ".join(par.split())
+    return None
+
+
+def numbers_named(text, known):
+    """Notebook numbers named in ``text`` ("01–03", "04", "notebook 00", link targets), keeping only
+    numbers of notebooks in ``known``; durations such as "About 20 minutes" are ignored."""
+    text = re.sub(r"\b\d+\s*minutes?\b", "", text)
+    found = set()
+    for a, b in re.findall(r"\b(\d{2})\s*[–-]\s*(\d{2})\b", text):
+        found |= {f"{n:02d}" for n in range(int(a), int(b) + 1)}
+    found |= set(re.findall(r"\b(\d{2})\b", text))
+    return found & set(known)
+
+
+def map_rows(text):
+    """Rows of 00's map table: (number, link text, file, needs cell)."""
+    rows = []
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            continue
+        cols = [c.strip() for c in line.strip().strip("|").split("|")]
+        m = LINK.search(cols[0]) if cols else None
+        if m:
+            rows.append((Path(m.group(2)).name[:2], m.group(1), m.group(2), cols[-1]))
+    return rows
+
+
+def readme_rows(text):
+    rows = []
+    for line in text.splitlines():
+        m = LINK.search(line) if line.startswith("|") else None
+        if m and m.group(2).startswith("notebooks/"):
+            rows.append(m.group(2))
+    return rows
+
+
+def next_link(path):
+    """(text, target) of the notebook's "Next:" link, or None."""
+    for text in markdown(path)[::-1]:
+        if "**Next:**" in text:
+            m = LINK.search(text[text.index("**Next:**"):])
+            return (m.group(1), m.group(2)) if m else ("", "")
+    return None
+
+
+# ---------------------------------------------------------------- the parsers themselves
+
+def test_numbers_named_reads_ranges_lists_and_links_but_not_durations():
+    known = [f"{i:02d}" for i in range(10)]
+    line = ("**Prerequisites.** Notebooks 01–03 (acceptance), 05 and [07 — x](07-x.ipynb). "
+            "About 20 minutes.")
+    assert numbers_named(line, known) == {"01", "02", "03", "05", "07"}
+    assert numbers_named("A little Python.", known) == set()
+    assert numbers_named("01, 03", ["01", "03"]) == {"01", "03"}
+    assert numbers_named("—", known) == set()
+
+
+def test_map_parser_finds_rows():
+    table = ("| Notebook | Objective | Needs |\n|---|---|---|\n"
+             "| **[00 · Start](00-start.ipynb)** (this one) | x | — |\n| **[04 · T](04-t.ipynb)** | y | 01, 03 |")
+    assert map_rows(table) == [("00", "00 · Start", "00-start.ipynb", "—"), ("04", "04 · T", "04-t.ipynb", "01, 03")]
+
+
+# ---------------------------------------------------------------- the collection
+
+NBS = notebooks()
+NUMS = [p.name[:2] for p in NBS]
+MAP_TEXT = next(t for t in markdown(NB_DIR / "00-start-here.ipynb") if "| Needs |" in t)
+
+
+def test_collection_is_numbered_without_duplicates():
+    assert NUMS[0] == "00" and len(NBS) >= 9
+    assert len(set(NUMS)) == len(NUMS), "two notebooks share a number"
+
+
+def test_readme_table_lists_every_notebook_in_order():
+    rows = readme_rows((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert rows == [f"notebooks/{p.name}" for p in NBS]
+
+
+def test_map_lists_every_notebook_in_order():
+    assert [f for _, _, f, _ in map_rows(MAP_TEXT)] == [p.name for p in NBS]
+
+
+def test_every_linked_notebook_exists():
+    sources = {"README.md": (ROOT / "README.md").read_text(encoding="utf-8")}
+    sources |= {p.name: "\n".join(markdown(p)) for p in NBS}
+    missing = []
+    for name, text in sources.items():
+        base = ROOT if name == "README.md" else NB_DIR
+        for _, target in LINK.findall(text):
+            if not target.startswith("http") and not (base / target.split("#")[0]).exists():
+                missing.append(f"{name} → {target}")
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("path", NBS, ids=lambda p: p.name[:2])
+def test_objective_and_prerequisites_at_the_top(path):
+    first = markdown(path)[0]
+    assert paragraph(first, "**Learning objective.**"), "no Learning objective line"
+    assert paragraph(first, "**Prerequisites.**"), "no Prerequisites line"
+
+
+@pytest.mark.parametrize("row", map_rows(MAP_TEXT), ids=lambda r: r[0])
+def test_map_needs_column_agrees_with_prerequisites_line(row):
+    number, _, file, needs = row
+    path = NB_DIR / file
+    if not path.exists():
+        pytest.fail(f"{file} is in the map but does not exist")
+    line = paragraph(markdown(path)[0], "**Prerequisites.**")
+    assert numbers_named(needs, NUMS) == numbers_named(line, NUMS) - {number}, \
+        f"map says {needs!r}; {file} says {line!r}"
+
+
+@pytest.mark.parametrize("i", range(len(NBS)), ids=lambda i: NUMS[i])
+def test_next_link_points_to_the_following_notebook(i):
+    link = next_link(NBS[i])
+    if i == len(NBS) - 1:
+        assert link is None, "the last notebook has no next notebook"
+        return
+    assert link is not None, f"{NBS[i].name} has no '**Next:**' link"
+    following = NBS[i + 1].name
+    assert link[1] == following
+    titles = {f: t for _, t, f, _ in map_rows(MAP_TEXT)}
+    assert link[0] == titles[following], "the next link's text differs from the map's title"
