@@ -225,45 +225,71 @@ def _offered(children, q, replacement):
 
 
 def tree_round_law(target, draft, prefix, tree: TokenTree, *, rule="recursive", replacement=True,
-                   epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA, exact=True, key=None) -> dict:
+                   epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA, exact=True, key=None,
+                   max_len=None) -> dict:
     """{emitted tokens (tuple): probability} for one tree round from ``prefix``, by enumeration.
 
     Without replacement a node offers only as many children as the draft has tokens there (the
     rest of its slots stay empty). ``key(prefix)`` may name a cache key for contexts whose rows are
-    equal (e.g. :func:`last_token_key` for the toy language); ``None`` caches by full prefix."""
+    equal (e.g. :func:`last_token_key` for the toy language); ``None`` caches by full prefix.
+    ``max_len``: keep only the first ``max_len`` emitted tokens (their law is still exact)."""
     _opts(rule, replacement, epsilon, delta, tree)
+    if max_len is not None:
+        max_len = check_gamma(max_len, "max_len")
     key = key or tuple
-    memo = {}
+    node = _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key)
+    return _round_law(node, key, exact)(-1, tuple(prefix), -1 if max_len is None else max_len)
 
-    def law(u, ctx):
-        mk = (u, key(ctx))
+
+def _round_law(node, key, exact):
+    """law(u, ctx, budget): the law of the tokens a round emits from node u on (first ``budget``)."""
+    memo = {}
+    one = Fraction(1) if exact else 1.0
+
+    def law(u, ctx, budget):
+        if budget == 0:
+            return {(): one}
+        mk = (u, key(ctx), budget)
         if mk in memo:
             return memo[mk]
-        p = _row(target, ctx, exact)
-        kids = tree.children(u)
-        out = defaultdict(lambda: 0 * p[0])
-        if kids:
-            q = _row(draft, ctx, exact)
-            if len(q) != len(p):
-                raise ValueError(f"target and draft rows differ in size at {ctx}: {len(p)} vs {len(q)}")
-            kids = _offered(kids, q, replacement)
-            accepted, fallbacks = multi_draft_outcomes(p, q, len(kids), rule=rule, replacement=replacement,
-                                                       epsilon=epsilon, delta=delta)
-            for (i, x), m in accepted.items():
-                for seq, pr in law(kids[i], ctx + (x,)).items():
-                    out[(x,) + seq] += m * pr
-            for m, dist in fallbacks:
-                for y, d in enumerate(dist):
-                    if d != 0:
-                        out[(y,)] += m * d
-        else:
-            for y, d in enumerate(p):
+        out = defaultdict(lambda: 0 * one)
+        kids, p, accepted, fallbacks = node(u, ctx)
+        for (i, x), m in accepted.items():
+            for seq, pr in law(kids[i], ctx + (x,), budget - 1).items():
+                out[(x,) + seq] += m * pr
+        for m, dist in fallbacks:
+            for y, d in enumerate(dist):
                 if d != 0:
-                    out[(y,)] += d
+                    out[(y,)] += m * d
         memo[mk] = dict(out)
         return memo[mk]
 
-    return law(-1, tuple(prefix))
+    return law
+
+
+def _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key):
+    """node, context -> (offered children, p, {(i, x): prob accepted}, [(prob, law)] for the
+    round's last token from this node: the fallback after all rejections, or the bonus at a leaf)."""
+    cache = {}
+
+    def node(u, ctx):
+        ck = (u, key(ctx))
+        if ck not in cache:
+            p = _row(target, ctx, exact)
+            kids = tree.children(u)
+            if kids:
+                q = _row(draft, ctx, exact)
+                if len(q) != len(p):
+                    raise ValueError(f"target and draft rows differ in size at {ctx}: {len(p)} vs {len(q)}")
+                kids = _offered(kids, q, replacement)
+                accepted, fallbacks = multi_draft_outcomes(p, q, len(kids), rule=rule, replacement=replacement,
+                                                           epsilon=epsilon, delta=delta)
+            else:
+                accepted, fallbacks = {}, [(1 if exact else 1.0, p)]
+            cache[ck] = (kids, p, accepted, fallbacks)
+        return cache[ck]
+
+    return node
 
 
 def tree_sequence_law(target, draft, prefix, tree: TokenTree, length: int, *, rule="recursive",
@@ -275,7 +301,9 @@ def tree_sequence_law(target, draft, prefix, tree: TokenTree, length: int, *, ru
     length = check_gamma(length, "length")
     _opts(rule, replacement, epsilon, delta, tree)
     key = key or tuple
-    rounds, memo = {}, {}
+    memo = {}
+    round_law = _round_law(_node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key),
+                           key, exact)
 
     def law(ctx, n):
         if n == 0:
@@ -283,14 +311,10 @@ def tree_sequence_law(target, draft, prefix, tree: TokenTree, length: int, *, ru
         mk = (key(ctx), n)
         if mk in memo:
             return memo[mk]
-        rk = key(ctx)
-        if rk not in rounds:
-            rounds[rk] = tree_round_law(target, draft, ctx, tree, rule=rule, replacement=replacement,
-                                        epsilon=epsilon, delta=delta, exact=exact, key=key)
         out = defaultdict(int)
-        for seq, pr in rounds[rk].items():
+        for seq, pr in round_law(-1, ctx, n).items():
             if len(seq) >= n:
-                out[seq[:n]] += pr
+                out[seq] += pr
             else:
                 for rest, pr2 in law(ctx + seq, n - len(seq)).items():
                     out[seq + rest] += pr * pr2
@@ -309,12 +333,25 @@ class TreeRoundStats:
     nodes: int
 
 
-def tree_round_stats(target, draft, prefix, tree: TokenTree, **kw) -> TreeRoundStats:
+def tree_round_stats(target, draft, prefix, tree: TokenTree, *, rule="recursive", replacement=True,
+                     epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA, exact=True, key=None) -> TreeRoundStats:
     """Expected accepted length of one round (exact by default) and its pass size: every node plus
     the last emitted token's position (n + 1 positions)."""
-    law = tree_round_law(target, draft, prefix, tree, **kw)
-    ek = sum((pr * len(seq) for seq, pr in law.items()), 0 * next(iter(law.values())))
-    return TreeRoundStats(ek - 1, ek, tree.n_nodes + 1, tree.n_nodes)
+    _opts(rule, replacement, epsilon, delta, tree)
+    key = key or tuple
+    node = _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key)
+    memo = {}
+
+    def accepted_length(u, ctx):
+        mk = (u, key(ctx))
+        if mk not in memo:
+            kids, _, accepted, _ = node(u, ctx)
+            memo[mk] = sum((m * (1 + accepted_length(kids[i], ctx + (x,))) for (i, x), m in accepted.items()),
+                           Fraction(0) if exact else 0.0)
+        return memo[mk]
+
+    ea = accepted_length(-1, tuple(prefix))
+    return TreeRoundStats(ea, ea + 1, tree.n_nodes + 1, tree.n_nodes)
 
 
 # ------------------------------------------------------------------ the sampler
@@ -407,3 +444,102 @@ def tree_generate(target, draft, prefix, tree: TokenTree, max_new_tokens: int, r
         out.extend(v.tokens)
         ctx = ctx + v.tokens
     return tuple(out[:n])
+
+
+# ------------------------------------------------------------------ a rule against the target
+@dataclass(frozen=True)
+class TreeComparison:
+    """One tree and rule against the target: the law of the first ``length`` tokens under the
+    rule, the target's own law, their total variation, and the round's statistics."""
+    law: dict
+    target_law: dict
+    tv: object
+    stats: TreeRoundStats
+
+
+def compare_with_target(target, draft, prefix, tree: TokenTree, length: int = 2, *, rule="recursive",
+                        replacement=True, epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA, exact=True,
+                        key=None) -> TreeComparison:
+    """The exact (or float64) law a tree rule emits next to the target's, and TV between them."""
+    kw = dict(rule=rule, replacement=replacement, epsilon=epsilon, delta=delta, exact=exact, key=key)
+    law = tree_sequence_law(target, draft, prefix, tree, length, **kw)
+    want = _target_sequence_law(target, prefix, length, exact)
+    zero = Fraction(0) if exact else 0.0
+    keys = sorted(set(law) | set(want))
+    tv = sum((abs(law.get(s, zero) - want.get(s, zero)) for s in keys), zero) / 2
+    return TreeComparison(law, want, tv, tree_round_stats(target, draft, prefix, tree, **kw))
+
+
+def _target_sequence_law(target, prefix, length, exact):
+    """The target's own law of ``length`` tokens (the same as toy.sequence_law, for any model)."""
+    out = {(): Fraction(1) if exact else 1.0}
+    for _ in range(length):
+        nxt = {}
+        for seq, pr in out.items():
+            row = _row(target, tuple(prefix) + seq, exact)
+            for y, v in enumerate(row):
+                if v != 0:
+                    nxt[seq + (y,)] = pr * v
+        out = nxt
+    return out
+
+
+# ------------------------------------------------------------------ the lab's numbers (notebook 08)
+#: The lab's node budget runs 1 … LAB_MAX_NODES; its law is over the first LAB_HORIZON tokens.
+LAB_MAX_NODES = 8
+LAB_HORIZON = 2
+
+
+def tree_lab_numbers(family: str, nodes: int, quality: float, rule: str, replacement: bool) -> dict:
+    """Everything the trees lab shows, for the toy language at the start of a sequence, with the
+    draft (1 − quality)·toy draft + quality·target. float64 (derived), cached.
+
+    Keys: ``law`` and ``target_law`` ({two tokens: probability}), ``tv``, ``expected_accepted``,
+    ``expected_emitted``, ``positions``, ``curve`` (E[accepted] for 1 … LAB_MAX_NODES nodes)."""
+    if family not in TREE_FAMILIES:
+        raise ValueError(f"family must be one of {TREE_FAMILIES}, got {family!r}")
+    nodes = check_gamma(nodes, "nodes")
+    if not 1 <= nodes <= LAB_MAX_NODES:
+        raise ValueError(f"nodes must be in 1..{LAB_MAX_NODES}, got {nodes}")
+    if isinstance(quality, bool) or not isinstance(quality, (int, float)) or not 0 <= quality <= 1:
+        raise ValueError(f"quality must be a number in [0, 1], got {quality!r}")
+    check_rule(rule)
+    if not isinstance(replacement, (bool, np.bool_)):
+        raise ValueError(f"replacement must be True or False, got {replacement!r}")
+    return _lab_numbers(family, nodes, round(float(quality), 6), rule, bool(replacement))
+
+
+_LAB_CACHE: dict = {}
+
+
+def _lab_models(quality):
+    from .toy import toy_draft, toy_target
+
+    target = toy_target()
+    return target, MixedDraft(toy_draft(), target, quality)
+
+
+def _lab_curve(family, quality, rule, replacement):
+    ck = ("curve", family, quality, rule, replacement)
+    if ck not in _LAB_CACHE:
+        target, draft = _lab_models(quality)
+        _LAB_CACHE[ck] = tuple(
+            float(tree_round_stats(target, draft, (), family_tree(family, n), rule=rule, replacement=replacement,
+                                   exact=False, key=last_token_key).expected_accepted)
+            for n in range(1, LAB_MAX_NODES + 1))
+    return _LAB_CACHE[ck]
+
+
+def _lab_numbers(family, nodes, quality, rule, replacement):
+    ck = ("numbers", family, nodes, quality, rule, replacement)
+    if ck not in _LAB_CACHE:
+        target, draft = _lab_models(quality)
+        c = compare_with_target(target, draft, (), family_tree(family, nodes), LAB_HORIZON, rule=rule,
+                                replacement=replacement, exact=False, key=last_token_key)
+        curve = _lab_curve(family, quality, rule, replacement)
+        _LAB_CACHE[ck] = {"law": c.law, "target_law": c.target_law, "tv": float(c.tv),
+                          "expected_accepted": curve[nodes - 1], "expected_emitted": curve[nodes - 1] + 1,
+                          "positions": nodes + 1, "curve": curve}
+        if len(_LAB_CACHE) > 4000:
+            _LAB_CACHE.clear()
+    return _LAB_CACHE[ck]

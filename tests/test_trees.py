@@ -145,3 +145,37 @@ def test_bad_tokens_and_rows():
         branching_tree((2, 0))
     with pytest.raises(ValueError, match="weight must be a number in"):
         MixedDraft(D, T, 1.5)
+
+
+# ------------------------------------------------------------------ the lab (pure texts, driven widget)
+def test_lab_numbers_and_texts():
+    from specdec_core.labs.trees import DEFAULTS, texts
+    from specdec_core.trees import tree_lab_numbers
+
+    d = tree_lab_numbers(**DEFAULTS)
+    assert d["tv"] < 1e-12 and d["positions"] == DEFAULTS["nodes"] + 1
+    assert d["expected_accepted"] == pytest.approx(47 / 40)      # deep tree of 4, the toy draft
+    t = texts(DEFAULTS)
+    assert set(t) == {"law", "length", "rule"} and "target's law" in t["law"]
+    lossy = texts({**DEFAULTS, "rule": "no_update", "family": "wide"})
+    assert "NOT the target's law" in lossy["law"]
+    perfect = tree_lab_numbers("chain", 3, 1.0, "recursive", True)
+    assert perfect["expected_accepted"] == pytest.approx(3)
+    with pytest.raises(ValueError, match="nodes must be in"):
+        tree_lab_numbers("chain", 9, 0.0, "recursive", True)
+    with pytest.raises(ValueError, match="quality must be"):
+        tree_lab_numbers("chain", 2, 1.5, "recursive", True)
+
+
+def test_lab_every_corner_reads_without_nan():
+    from specdec_core.labs.trees import trees_lab
+
+    lab = trees_lab()
+    assert "specdec-lab" in lab._dom_classes and "lab-trees" in lab._dom_classes
+    for fam in TREE_FAMILIES:
+        for rule in ("recursive", "no_update", "typical"):
+            for nodes, quality, rep in ((1, 0.0, False), (8, 1.0, True), (8, 0.0, False)):
+                lab.set(family=fam, rule=rule, nodes=nodes, quality=quality, replacement=rep)
+                txt = " ".join(lab.last_texts.values()).lower()
+                assert "nan" not in txt and "inf" not in txt
+                assert lab.figure.value[:4] == b"\x89PNG"

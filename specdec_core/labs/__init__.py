@@ -1,7 +1,34 @@
 """Interactive labs: the one import surface for notebooks.
 
 Every lab is built on :mod:`specdec_core.labs.base` (read its docstring: the protocol, the DOM
-contract for browser tests, and how labs survive JupyterLab). Notebooks call ``show_<lab>()``;
-tests and benchmarks build ``<lab>_lab()`` and drive it with ``.set(...)``.
+contract for browser tests, and how labs survive JupyterLab). Notebooks call ``show_<lab>()``
+(the live lab plus its static copy); tests and benchmarks build ``<lab>_lab()`` and drive it
+with ``.set(...)`` / ``.press(...)``. ``still(SPEC, **changes)`` shows a lab's figure for a fixed
+scenario, read from the lab's defaults.
+
+=================  ===================  =======================  ==========
+notebook           show                 factory                  spec
+=================  ===================  =======================  ==========
+01 proposals       ``show_acceptance``  ``acceptance_lab``       ``ACCEPTANCE``
+02 residual        ``show_corrections`` ``corrections_lab``      ``CORRECTIONS``
+03 one round       ``show_stepper``     ``stepper_lab``          (per records)
+04 tokens/round    ``show_counts``      ``counts_lab``           ``COUNTS``
+05 tokens/second   ``show_timing``      ``timing_lab``           ``TIMING``
+07 transforms      ``show_transforms``  ``transforms_lab``       ``TRANSFORMS``
+every notebook     ``show_quiz``        ``quiz_lab``             (per question)
+=================  ===================  =======================  ==========
 """
-from .base import Lab, LabSpec, show, static_html  # noqa: F401
+from .acceptance import SPEC as ACCEPTANCE, acceptance_lab, show_acceptance
+from .base import Lab, LabSpec, show, static_html, still
+from .counts import SPEC as COUNTS, counts_lab, show_counts
+from .quiz import quiz_lab, show_quiz
+from .residual import SPEC as CORRECTIONS, corrections_lab, show_corrections
+from .stepper import demo_records, show_stepper, stepper_lab
+from .timing import SPEC as TIMING, show_timing, timing_lab
+from .transforms import SPEC as TRANSFORMS, show_transforms, transforms_lab
+
+__all__ = ["ACCEPTANCE", "CORRECTIONS", "COUNTS", "TIMING", "TRANSFORMS", "Lab", "LabSpec",
+           "acceptance_lab", "corrections_lab", "counts_lab", "demo_records", "quiz_lab", "show",
+           "show_acceptance", "show_corrections", "show_counts", "show_quiz", "show_stepper",
+           "show_timing", "show_transforms", "static_html", "still", "stepper_lab", "timing_lab",
+           "transforms_lab"]
