@@ -241,3 +241,45 @@ ROOFLINE_QUESTION = Question(
 )
 
 ALL_QUESTIONS = ALL_QUESTIONS + (LATENCY_QUESTION, ROOFLINE_QUESTION)
+
+# ---------------------------------------------------------------- 08 · multiple candidates and trees
+
+MULTI_DRAFT_QUESTION = Question(
+    prompt="Two candidates are drawn independently from the draft q. The target rejects the first. "
+           "Against which distribution is the second candidate tested, so that the emitted token still "
+           "follows p exactly?",
+    options=("The target p itself, as if nothing had happened",
+             "The draft q",
+             "The residual: max(p − q, 0), normalized"),
+    answer=2,
+    explanation="A rejection says the token is not in the part of p that q already covered. What is left "
+                "to produce is the residual, so the second candidate faces it (and, without replacement, "
+                "the proposal drops the rejected token). Testing against p again over-produces the tokens "
+                "q likes: that is the lossy 'no residual update' rule.",
+)
+
+TYPICAL_QUESTION = Question(
+    prompt="Medusa-style typical acceptance keeps a candidate whenever the target gives it more than "
+           "min(ε, δ·exp(−H(p))). What does a system give up by using it?",
+    options=("The exact target law: it accepts more and emits a different distribution",
+             "Nothing: it is lossless whenever ε is small",
+             "Speed: it accepts fewer candidates than recursive rejection"),
+    answer=0,
+    explanation="The rule never looks at q and has no residual, so any plausible candidate passes and "
+                "the output leans toward what the draft proposes. It is faster but not the target; a "
+                "system might accept that where only plausibility matters, never where the sampled "
+                "distribution itself is the product (evaluation, calibrated sampling).",
+)
+
+TREE_MASK_QUESTION = Question(
+    prompt="A token tree holds the branches 'the cat' and 'the dog', scored in one target pass. "
+           "Which earlier tree positions may the node 'dog' attend to?",
+    options=("Every node before it in the flattened list, 'cat' included",
+             "The prefix, 'the' and itself, but not 'cat'",
+             "Only itself"),
+    answer=1,
+    explanation="Each node must see exactly the context it would have in a plain pass: the prefix and its "
+                "own ancestors. A sibling branch is a different continuation, so the mask hides it.",
+)
+
+ALL_QUESTIONS = ALL_QUESTIONS + (MULTI_DRAFT_QUESTION, TYPICAL_QUESTION, TREE_MASK_QUESTION)
