@@ -366,15 +366,36 @@ def speculation_speedup(point: ServingPoint):
 def break_even_batch(target, draft, hardware, *, dtype, alpha, gamma, context,
                      max_sequences: int = 1024, weight_dtype=None):
     """The smallest batch S ≤ ``max_sequences`` at which speculation with this γ no longer
-    beats plain decoding at the same batch (speed-up ≤ 1), or ``None`` if it pays throughout."""
+    beats plain decoding at the same batch (speed-up ≤ 1), or ``None`` if it pays throughout.
+
+    The speed-up falls as the batch grows (more of each pass turns compute-bound), so a
+    bisection finds the crossing; float arithmetic (a search, not an exact result). The tests
+    check it against a plain scan."""
+    from dataclasses import replace
+
     cap = check_int(max_sequences, "max_sequences", 1)
     check_int(check_gamma(gamma), "gamma", 1)
-    for S in range(1, cap + 1):
-        sp = serving_point(target, draft, hardware, dtype=dtype, alpha=alpha, gamma=gamma,
-                           sequences=S, context=context, weight_dtype=weight_dtype)
-        if sp.speedup <= 1:
-            return S
-    return None
+    hw = get_hardware(hardware)
+    hwf = replace(hw, bandwidth=float(hw.bandwidth), peak=float(hw.peak),
+                  pass_overhead_s=float(hw.pass_overhead_s))
+    a = float(check_probability(alpha, "alpha"))
+
+    def loses(S):
+        return serving_point(target, draft, hwf, dtype=dtype, alpha=a, gamma=gamma, sequences=S,
+                             context=context, weight_dtype=weight_dtype).speedup <= 1
+
+    if loses(1):
+        return 1
+    if not loses(cap):
+        return None
+    lo, hi = 1, cap                          # lo pays, hi loses
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if loses(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 # ---------------------------------------------------------------- measured curves

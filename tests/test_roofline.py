@@ -329,3 +329,14 @@ def test_break_even_batch():
     pts = [serving_point("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", sequences=n, **kw)
            for n in (S - 1, S)]
     assert pts[0].speedup > 1 >= pts[1].speedup
+
+
+@pytest.mark.parametrize("context,alpha,gamma", [(512, 0.6, 8), (512, 0.8, 2), (8192, 0.6, 8), (2048, 0.8, 2)])
+def test_break_even_bisection_matches_scan(context, alpha, gamma):
+    from specdec_core.roofline import break_even_batch
+
+    kw = dict(dtype="bf16", alpha=alpha, gamma=gamma, context=context)
+    got = break_even_batch("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", max_sequences=200, **kw)
+    scan = next((S for S in range(1, 201) if serving_point(
+        "Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", sequences=S, **kw).speedup <= 1), None)
+    assert got == scan

@@ -105,13 +105,13 @@ def matmul_figure(results, threads=(1, 2)):
 
 def capstone_figure(measured_ms, predicted_ms, matmul_ms=None, *, title=""):
     """The capstone's measured cost of scoring T positions next to the roofline prediction for
-    this machine (and, optionally, a prediction from the measured matmul rates). Each curve
+    this machine (and, optionally, the measured cost of the head-sized product alone). Each curve
     divided by its own T = 1 value: cost in decode steps."""
     fig = lab_figure(740, 280)
     ax = fig.add_axes((0.08, 0.16, 0.58, 0.74))
     for label, d, style, color in (("capstone, measured", measured_ms, "-o", COLORS["ink"]),
                                    ("roofline for this machine", predicted_ms, "--", COLORS["target"]),
-                                   ("from measured matmul rates", matmul_ms, "-.s", COLORS["draft"])):
+                                   ("576×49152 product alone (bench_hardware)", matmul_ms, "-.s", COLORS["draft"])):
         if not d:
             continue
         Ts = sorted(d)
@@ -121,7 +121,7 @@ def capstone_figure(measured_ms, predicted_ms, matmul_ms=None, *, title=""):
     ax.set_ylabel("cost in decode steps (T = 1 → 1)")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    tag_kind(ax, "measured", "lower right")
+    tag_kind(ax, "measured", "upper left")
     return fig
 
 
@@ -273,3 +273,12 @@ class RooflineView:
     def png(self, state) -> bytes:
         self.update(state)
         return self.blit.png()
+
+
+def show_png(fig) -> None:
+    """Display a fixed-pixel figure in a notebook as a PNG shown 1:1 (crisp, no pyplot)."""
+    from IPython.display import Image, display
+
+    from .frames import figure_png
+
+    display(Image(figure_png(fig)))
