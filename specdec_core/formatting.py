@@ -82,3 +82,10 @@ def fmt_p_value(p_value, digits: int = 3) -> str:
     if v < P_VALUE_FLOOR:
         return f"< {P_VALUE_FLOOR:g}"
     return f"{v:.{digits}g}"
+
+
+def p_value_phrase(p_value, digits: int = 3) -> str:
+    """``p-value = 0.649``, or ``p-value < 1e-300`` when it is below the floor (always hyphenated,
+    so it cannot be read as the target distribution p)."""
+    text = fmt_p_value(p_value, digits)
+    return f"p-value {text}" if text.startswith("<") else f"p-value = {text}"

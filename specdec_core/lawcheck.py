@@ -43,9 +43,9 @@ class GofResult:
 
     def __str__(self):
         verdict = "REJECT: not the target law" if self.rejected else "consistent with the target law"
-        from .formatting import fmt_p_value
+        from .formatting import p_value_phrase
 
-        return (f"chi-square = {self.statistic:.1f} on {self.dof} dof, p-value = {fmt_p_value(self.p_value)} "
+        return (f"chi-square = {self.statistic:.1f} on {self.dof} dof, {p_value_phrase(self.p_value)} "
                 f"(n = {self.n}, reject if p-value < {self.threshold:g}) -> {verdict}")
 
 

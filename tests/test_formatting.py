@@ -5,7 +5,8 @@ from fractions import Fraction as F
 import pytest
 from hypothesis import given, strategies as st
 
-from specdec_core.formatting import KINDS, P_VALUE_FLOOR, fmt, fmt_p_value, kind_text, labelled
+from specdec_core.formatting import (KINDS, P_VALUE_FLOOR, fmt, fmt_p_value, kind_text, labelled,
+                                     p_value_phrase)
 from specdec_core.lawcheck import chi_square_gof
 
 
@@ -37,7 +38,7 @@ def test_underflowing_gof_prints_floor_not_zero():
     # a sampler that always writes outcome 0 against a uniform law: the p-value underflows to 0
     res = chi_square_gof([0] * 20_000, {0: 0.5, 1: 0.5})
     assert res.p_value == 0.0
-    assert "p-value = < 1e-300" in str(res)
+    assert "p-value < 1e-300" in str(res)
     assert "reject if p-value < 0.001" in str(res)
     assert "p-value = 0 " not in str(res)
 
@@ -62,3 +63,8 @@ def test_fmt_exact_and_float():
     assert fmt(F(3, 5)) == "3/5"
     assert fmt([F(1), F(1, 5)]) == "[1, 1/5]"
     assert fmt(0.123456) == "0.1235"
+
+
+def test_p_value_phrase():
+    assert p_value_phrase(0.649) == "p-value = 0.649"
+    assert p_value_phrase(0.0) == "p-value < 1e-300"
