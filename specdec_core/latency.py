@@ -32,7 +32,7 @@ import numpy as np
 from .distributions import check_gamma, check_int, check_pair, check_rng, check_time
 from .timing import draft_cost_ms, verify_cost_ms
 
-__all__ = ["round_times_ms", "arrival_times_ms", "inter_token_gaps_ms", "gap_summary",
+__all__ = ["round_times_ms", "arrival_times_ms", "stream_times_ms", "inter_token_gaps_ms", "gap_summary",
            "time_to_first_token_ms", "padding_waste", "simulate_ragged_batch"]
 
 
@@ -148,3 +148,19 @@ def simulate_ragged_batch(p, q, *, gamma, batch, rounds, rng) -> np.ndarray:
     Q = np.broadcast_to(qq, (n, g, V))
     accepted, _ = verify_batch(P, Q, X, rng)
     return (accepted + 1).reshape(r, b)
+
+
+def stream_times_ms(records, round_ms, *, first_token_ms) -> np.ndarray:
+    """When each token reaches the reader when the first round's tokens arrive at
+    ``first_token_ms`` (TTFT, equation (2)) and every later round r adds its time ``round_ms[r]``.
+    ``round_ms`` is one time for every round or one per round (the first one is not used)."""
+    ks = _emitted_counts(records)
+    t0 = float(check_time(first_token_ms, "first_token_ms"))
+    rt = np.asarray(round_ms, dtype=np.float64) if not isinstance(round_ms, (str, bytes)) else None
+    if rt is None or rt.ndim > 1 or (rt.ndim == 1 and rt.size != ks.size):
+        raise ValueError(f"round_ms must be one time or one per round ({ks.size}), got {round_ms!r}")
+    rt = np.broadcast_to(rt, ks.shape).copy()
+    if not np.isfinite(rt).all() or (rt <= 0).any():
+        raise ValueError("round_ms must be positive and finite")
+    rt[0] = 0.0
+    return np.repeat(t0 + np.cumsum(rt), ks)

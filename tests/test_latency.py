@@ -105,3 +105,13 @@ def test_seeded():
 def test_bad_inputs(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_stream_times_by_hand():
+    from specdec_core.latency import stream_times_ms
+
+    # first round (K = 2) at TTFT 100 ms, then rounds of 10 ms
+    assert stream_times_ms([2, 1, 3], 10, first_token_ms=100).tolist() == [100, 100, 110, 120, 120, 120]
+    assert stream_times_ms([1, 1], [99, 5], first_token_ms=F(7)).tolist() == [7, 12]
+    with pytest.raises(ValueError, match="first_token_ms"):
+        stream_times_ms([1], 1, first_token_ms=-1)
