@@ -159,3 +159,24 @@ def test_next_link_points_to_the_following_notebook(i):
     assert link[1] == following
     titles = {f: t for _, t, f, _ in map_rows(MAP_TEXT)}
     assert link[0] == titles[following], "the next link's text differs from the map's title"
+
+
+def bracket_labels(path):
+    """The "[...]" prefixes of printed output lines, e.g. "derived from assumed inputs"."""
+    found = set()
+    for c in cells(path):
+        for out in c.get("outputs", []):
+            text = "".join(out.get("text", "")) if out.get("output_type") == "stream" else ""
+            found |= {m.group(1) for m in re.finditer(r"^\[([a-z][a-z ]*)\] ", text, re.M)}
+    return found
+
+
+def test_bracket_labels_parser():
+    import specdec_core.formatting as f
+    assert f.labelled("derived-from-assumed", "x").startswith("[derived from assumed inputs] ")
+
+
+@pytest.mark.parametrize("path", NBS, ids=lambda p: p.name[:2])
+def test_printed_labels_follow_the_one_label_rule(path):
+    from specdec_core.formatting import KINDS
+    assert bracket_labels(path) <= set(KINDS.values())
