@@ -15,6 +15,7 @@ notebook           show                 factory                  spec
 04 tokens/round    ``show_counts``      ``counts_lab``           ``COUNTS``
 05 tokens/second   ``show_timing``      ``timing_lab``           ``TIMING``
 07 transforms      ``show_transforms``  ``transforms_lab``       ``TRANSFORMS``
+08 trees           ``show_trees``       ``trees_lab``            ``TREES``
 every notebook     ``show_quiz``        ``quiz_lab``             (per question)
 =================  ===================  =======================  ==========
 """
@@ -26,9 +27,10 @@ from .residual import SPEC as CORRECTIONS, corrections_lab, show_corrections
 from .stepper import demo_records, show_stepper, stepper_lab
 from .timing import SPEC as TIMING, show_timing, timing_lab
 from .transforms import SPEC as TRANSFORMS, show_transforms, transforms_lab
+from .trees import SPEC as TREES, show_trees, trees_lab
 
 __all__ = ["ACCEPTANCE", "CORRECTIONS", "COUNTS", "TIMING", "TRANSFORMS", "Lab", "LabSpec",
            "acceptance_lab", "corrections_lab", "counts_lab", "demo_records", "quiz_lab", "show",
            "show_acceptance", "show_corrections", "show_counts", "show_quiz", "show_stepper",
            "show_timing", "show_transforms", "static_html", "still", "stepper_lab", "timing_lab",
-           "transforms_lab"]
+           "transforms_lab", "TREES", "show_trees", "trees_lab"]

@@ -31,6 +31,8 @@ Fill in a :class:`LabSpec` (see ``labs/acceptance.py`` for a full example)::
 * ``actions``: buttons, key -> :class:`Action` (label, ``fn(state) -> changes``).
 * ``groups``: optional ((heading, (keys…)), …) to lay controls out in titled columns that wrap.
 * ``hidden(state) -> keys``: optional, controls not shown for this state (kept, not destroyed).
+* ``note``: one plain line above the controls; ``static``: optional ``() -> html`` replacing the
+  static copy's body (the quiz shows its question and a collapsed answer).
 
 Public attributes of every :class:`Lab` (tests and benchmarks use only these):
 ``.spec``, ``.state`` (dict copy), ``.controls`` (key -> widget), ``.actions`` (key -> Button),
@@ -230,6 +232,7 @@ class LabSpec:
     groups: tuple = ()
     hidden: Callable[[Mapping], Any] | None = None
     note: str = ""                 # one plain line shown above the controls (optional)
+    static: Callable[[], str] | None = None   # HTML body of the static copy (default: texts + figure)
 
     def __post_init__(self):
         if not _NAME.match(self.name):
@@ -254,7 +257,7 @@ class LabSpec:
         return replace(self, defaults={**self.defaults, **changes})
 
 
-def _text_html(value) -> str:
+def text_html(value) -> str:
     if isinstance(value, Html):
         return str(value)
     return html.escape(str(value)).replace("\n", "<br>")
@@ -317,7 +320,7 @@ class Lab(w.VBox):
         self._size = None
         if spec.draw is not None:
             self._view = spec.view() if spec.view is not None else _DrawView(spec.draw)
-            self._size = _figure_size(spec)
+            self._size = figure_size(spec)
             self.figure = w.Image(format="png", width=self._size[0], height=self._size[1],
                                   layout=w.Layout(width=f"{self._size[0]}px",
                                                   height="auto", max_width="100%"))
@@ -326,7 +329,7 @@ class Lab(w.VBox):
         note.add_class("lab-restart-note")
         children = [note]
         if spec.note:
-            children.append(w.HTML(_text_html(spec.note)))
+            children.append(w.HTML(text_html(spec.note)))
         children.append(self._controls_box())
         children += [self.texts[k] for k in self._keys]
         if self.figure is not None:
@@ -403,7 +406,7 @@ class Lab(w.VBox):
         if tuple(texts) != self._keys:
             raise ValueError(f"texts() returned keys {tuple(texts)}, expected {self._keys}")
         for k, v in texts.items():
-            new = _text_html(v)
+            new = text_html(v)
             if self.texts[k].value != new:
                 self.texts[k].value = new
         if self.spec.hidden is not None:
@@ -434,7 +437,7 @@ class _DrawView:
         return figure_png(self.draw(state))
 
 
-def _figure_size(spec: LabSpec) -> tuple[int, int]:
+def figure_size(spec: LabSpec) -> tuple[int, int]:
     fig = spec.draw(spec.defaults)
     size = pixel_size(fig)
     if size[0] > MAX_WIDTH_PX:
@@ -450,7 +453,7 @@ def static_png(spec: LabSpec) -> bytes | None:
         return None
     msg = _problem(spec, spec.defaults)
     if msg is not None:
-        return message_png(*_figure_size(spec), msg)
+        return message_png(*figure_size(spec), msg)
     return figure_png(spec.draw(spec.defaults))
 
 
@@ -461,11 +464,13 @@ def static_html(spec: LabSpec, caption: str | None = None) -> str:
         "Static copy at the default settings (run the cell above with a kernel for the live lab).")
     parts = [_STATIC_CSS, f"<div class='lab-static lab-static-{spec.name}'>",
              f"<p><i>{html.escape(cap)}</i></p>"]
+    if spec.static is not None:
+        return "".join(parts) + spec.static() + "</div>"
     for k, v in texts.items():
-        parts.append(f"<div class='lab-static-text-{k}'>{_text_html(v)}</div>")
+        parts.append(f"<div class='lab-static-text-{k}'>{text_html(v)}</div>")
     png = static_png(spec)
     if png is not None:
-        wpx, hpx = _figure_size(spec)
+        wpx, hpx = figure_size(spec)
         data = base64.b64encode(png).decode("ascii")
         parts.append(f"<img class='lab-static-figure' src='data:image/png;base64,{data}' "
                      f"width='{wpx}' height='{hpx}' style='max-width:100%;height:auto' "
@@ -506,3 +511,21 @@ def show(lab: Lab | LabSpec, static: bool = True) -> None:
     display(LabDisplay(lab, lab.spec.name))
     if static:
         display(HTML(static_html(lab.spec)))
+
+
+def still(spec: LabSpec, **changes):
+    """The lab's figure at its defaults with ``changes`` applied, as an image shown 1:1 (for a
+    notebook's fixed scenario next to a lab: the scenario reads the lab's defaults, never
+    retypes them). Raises ``ValueError`` for a lab without a figure or an impossible state."""
+    from IPython.display import Image
+
+    if spec.draw is None:
+        raise ValueError(f"lab {spec.name} has no figure")
+    spec = spec.with_defaults(**changes)
+    for k, v in changes.items():
+        if k in spec.controls:
+            spec.controls[k].check(v, k)
+    msg = _problem(spec, spec.defaults)
+    if msg is not None:
+        raise ValueError(f"changes give an impossible state: {msg}")
+    return Image(data=static_png(spec), format="png", width=figure_size(spec)[0])

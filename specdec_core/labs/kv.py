@@ -8,8 +8,15 @@ Everything shown is *derived* (integer arithmetic on published shapes) except α
 from __future__ import annotations
 
 from ..formatting import labelled
-from ..kv import (DTYPE_BYTES, PRESETS, fmt_gib, gib_to_bytes, max_concurrent_sequences,
-                  rollback_positions, working_set)
+from ..kv import (
+    DTYPE_BYTES,
+    PRESETS,
+    fmt_gib,
+    gib_to_bytes,
+    max_concurrent_sequences,
+    rollback_positions,
+    working_set,
+)
 from ..plots.frames import BlitPNG
 from ..plots.kv import PART_STYLE, kv_lab_figure, kv_lab_frame
 from .base import Lab, LabSpec, checkbox, dropdown, float_slider, int_slider, show

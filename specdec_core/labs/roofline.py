@@ -10,8 +10,14 @@ from __future__ import annotations
 from ..formatting import labelled
 from ..kv import DTYPE_BYTES, PRESETS
 from ..plots.roofline import RooflineView, roofline_lab_figure
-from ..roofline import (HARDWARE, get_hardware, memory_bound_positions, pass_time,
-                        ridge_point, serving_point)
+from ..roofline import (
+    HARDWARE,
+    get_hardware,
+    memory_bound_positions,
+    pass_time,
+    ridge_point,
+    serving_point,
+)
 from .base import Lab, LabSpec, dropdown, float_slider, int_slider, show
 
 DEFAULTS = {"target": "Llama-3.1-8B", "draft": "Llama-3.2-1B", "hardware": "NVIDIA A100 80GB SXM",

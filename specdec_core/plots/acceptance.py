@@ -8,12 +8,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..verify import acceptance_probabilities, acceptance_rate, accepted_mass
+from .frames import BlitPNG, figure_png, lab_figure
 from .style import COLORS, HATCHES, new_axes, tag_kind
 
 SYMBOLS = ("A", "B", "C", "D", "E", "F")
 
 
-def _labels(n, symbols):
+def symbol_labels(n, symbols):
     if symbols is None:
         symbols = SYMBOLS[:n] if n <= len(SYMBOLS) else tuple(str(i) for i in range(n))
     if len(symbols) != n:
@@ -21,14 +22,15 @@ def _labels(n, symbols):
     return tuple(symbols)
 
 
-def draw_acceptance(ax, p, q, symbols=None):
+def draw_acceptance(ax, p, q, symbols=None, *, fixed_ylim: bool = False):
     """Grouped bars p, q, min(p, q) with a(x) written above each symbol; α in the title.
+    ``fixed_ylim``: the y range stays 0 to 1.3 (the lab: only bars and texts move).
 
     Returns an *updater*: ``update(p, q)`` moves the same artists to a new pair with the same
     number of symbols (the widget uses it instead of redrawing the axes from scratch).
     """
     n = len(np.asarray(p, dtype=np.float64))
-    labels = _labels(n, symbols)
+    labels = symbol_labels(n, symbols)
     x = np.arange(n)
     w = 0.27
     zeros = np.zeros(n)
@@ -41,6 +43,8 @@ def draw_acceptance(ax, p, q, symbols=None):
     notes = [ax.text(xi, 0, "", ha="center", va="bottom", fontsize=8) for xi in x]
     ax.set_xticks(x, labels)
     ax.set_ylabel("probability")
+    if fixed_ylim:
+        ax.set_yticks(np.linspace(0, 1, 6))
     ax.legend(fontsize=7, loc="upper left", ncols=3, frameon=False)
     title = ax.set_title("", fontsize=10)
 
@@ -54,7 +58,7 @@ def draw_acceptance(ax, p, q, symbols=None):
         for bars, heights in ((bars_p, pf), (bars_q, qf), (bars_m, acc)):
             for rect, h in zip(bars, heights):
                 rect.set_height(h)
-        top = max(float(pf.max()), float(qf.max()), 0.05)
+        top = 1.0 if fixed_ylim else max(float(pf.max()), float(qf.max()), 0.05)
         for note, ai, qi in zip(notes, a, qf):
             note.set_text("never\nproposed" if qi == 0 else f"a={ai:.2f}")
             note.set_y(top * 1.04)
@@ -86,7 +90,7 @@ def comparison_figure(exact, empirical, *, title, exact_label, empirical_label, 
     """Two bars per symbol: an exact law and a simulated frequency (tagged ``kind``)."""
     ex = np.asarray(exact, dtype=np.float64)
     em = np.asarray(empirical, dtype=np.float64)
-    labels = _labels(len(ex), symbols)
+    labels = symbol_labels(len(ex), symbols)
     fig, ax = new_axes(width=5.6, height=2.8)
     x = np.arange(len(ex))
     ax.bar(x - 0.2, ex, 0.4, label=exact_label, color=COLORS["accepted"], hatch=HATCHES["accepted"],
@@ -106,7 +110,7 @@ def draw_thinning(ax, p, q, symbols=None):
     part max(q − p, 0) stacked, with p(x) marked by a black line."""
     acc = np.asarray(accepted_mass(p, q), dtype=np.float64)
     pf, qf = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
-    labels = _labels(len(pf), symbols)
+    labels = symbol_labels(len(pf), symbols)
     x = np.arange(len(pf))
     ax.bar(x, acc, 0.5, color=COLORS["accepted"], hatch=HATCHES["accepted"], edgecolor="white",
            label="proposed and kept: min(p, q)")
@@ -128,3 +132,35 @@ def thinning_figure(p, q, symbols=None):
     draw_thinning(ax, p, q, symbols)
     tag_kind(ax, "derived")
     return fig
+
+
+#: The acceptance lab's figure, in pixels (shown 1:1).
+LAB_SIZE = (600, 290)
+
+
+class AcceptancePlot:
+    """The acceptance lab's figure: :func:`draw_acceptance` on a fixed-size figure with a fixed
+    y range (0 to 1.3), so only bars, notes and the title change and :meth:`png` blits them.
+
+    ``AcceptancePlot(p, q).fig`` is also the static copy's figure. :meth:`update` returns False
+    (doing nothing) for a different number of symbols: build a new plot then.
+    """
+
+    def __init__(self, p, q, symbols=None, size=LAB_SIZE, blit: bool = True):
+
+        self.fig = lab_figure(*size)
+        self.ax = self.fig.add_axes((0.09, 0.1, 0.89, 0.8))
+        self.n = len(np.asarray(p, dtype=np.float64))
+        self._update = draw_acceptance(self.ax, p, q, symbols, fixed_ylim=True)
+        tag_kind(self.ax, "derived")
+        dynamic = list(self.ax.patches) + list(self.ax.texts[:self.n]) + [self.ax.title]
+        self.frames = BlitPNG(self.fig, dynamic) if blit else None   # False: the static copy
+
+    def update(self, p, q) -> bool:
+        if len(np.asarray(p, dtype=np.float64)) != self.n:
+            return False
+        self._update(p, q)
+        return True
+
+    def png(self) -> bytes:
+        return self.frames.png() if self.frames is not None else figure_png(self.fig)

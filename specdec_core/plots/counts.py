@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..counts import expected_count_curve, expected_output_count, output_count_distribution
+from .frames import BlitPNG, figure_png, lab_figure
 from .style import COLORS, new_axes, tag_kind
 
 #: α values for the diminishing-returns curves.
@@ -112,3 +113,50 @@ def measured_vs_iid_figure(k_counts, iid_pmf, *, title=""):
         ax.set_title(title, fontsize=10)
     tag_kind(ax, "measured")
     return fig
+
+
+#: The counts lab's figure, in pixels (shown 1:1).
+LAB_SIZE = (740, 300)
+
+
+class CountsPlot:
+    """The counts lab's figure: the K distribution (left) and E[K] against γ for several α with
+    the chosen α's curve and (γ, E[K]) starred (right). Fixed pixel size; bars, curve and star
+    are blitted; an Axes' static parts are redrawn only when its limits change."""
+
+    def __init__(self, max_gamma: int = 16, size=LAB_SIZE, blit: bool = True):
+        self.max_gamma = max_gamma
+        self.fig = lab_figure(*size)
+        ax1 = self.fig.add_axes((0.075, 0.15, 0.38, 0.72))
+        ax2 = self.fig.add_axes((0.575, 0.15, 0.405, 0.72))
+        self.ax1, self.ax2 = ax1, ax2
+        self.bars = CountBars(ax1, max_gamma=max_gamma)
+        plot_expected_count_vs_gamma(ax2, DEFAULT_ALPHAS, max_gamma)
+        self.base_top = ax2.get_ylim()[1]
+        (self.curve,) = ax2.plot([], [], color=COLORS["ink"], linewidth=1.5, label="chosen α")
+        (self.star,) = ax2.plot([], [], marker="*", markersize=14, color=COLORS["highlight"],
+                                markeredgecolor="black")
+        dynamic = list(self.bars.bars) + [self.bars.mean_line, self.bars.mean_text, self.curve,
+                                          self.star]
+        # blit=False: a plain figure (the static copy), every artist drawn by a full draw
+        self.frames = BlitPNG(self.fig, dynamic, regions={ax1: (0.0, 0.0, 0.5, 1.0),
+                                                          ax2: (0.5, 0.0, 1.0, 1.0)}) if blit else None
+        self._gamma, self._top = None, None
+
+    def update(self, alpha, gamma) -> None:
+        a, g = float(alpha), int(gamma)
+        self.bars.update(a, g)
+        ys = [float(v) for v in expected_count_curve(a, self.max_gamma)]
+        self.curve.set_data(range(self.max_gamma + 1), ys)
+        self.star.set_data([g], [ys[g]])
+        # the y range is a function of the state (never of history), in a few steps
+        top = next(t for t in (self.base_top, 13.0, 15.5, 18.0) if t >= ys[-1] * 1.05)
+        self.ax2.set_ylim(0.8, top)
+        if self.frames is not None and g != self._gamma:
+            self.frames.invalidate(self.ax1, g)      # x range, ticks and title follow γ
+        if self.frames is not None and top != self._top:
+            self.frames.invalidate(self.ax2, top)
+        self._gamma, self._top = g, top
+
+    def png(self) -> bytes:
+        return self.frames.png() if self.frames is not None else figure_png(self.fig)

@@ -83,42 +83,67 @@ class BlitPNG:
     ``dynamic`` artists are marked animated (left out of the full draw); each :meth:`png`
     restores the cached static background and draws only them, which skips the costly text
     and tick layout. Call :meth:`invalidate` when something static changes (limits, ticks,
-    titles): the next frame redraws everything (or one Axes' static parts only).
+    titles): the next frame redraws everything, or only one Axes' static parts.
+
+    ``regions`` (optional, Axes -> ``(x0, y0, x1, y1)`` in figure fractions) gives an Axes a fixed
+    panel that holds all its static parts; then ``invalidate(ax, key)`` caches that panel's
+    pixels under ``key`` (e.g. the γ whose ticks it shows), and a later invalidation with the
+    same key restores them instead of drawing again.
     """
 
-    def __init__(self, fig, dynamic, dpi: int | None = None):
+    def __init__(self, fig, dynamic, dpi: int | None = None, regions=None, max_cached: int = 64):
         self.fig = fig
         self.dpi = fig.dpi if dpi is None else dpi
         self.dynamic = list(dynamic)
         for a in self.dynamic:
             a.set_animated(True)
         self.background = None
-        self.stale_axes: set = set()
+        self.stale_axes: dict = {}
         self.extents: dict = {}
+        self.regions = dict(regions or {})
+        self.cache: dict = {}
+        self.max_cached = max_cached
 
-    def invalidate(self, ax=None):
+    def invalidate(self, ax=None, key=None):
         """Redraw everything on the next frame, or only the static parts of one Axes ``ax``
         (its ticks, labels, title, legend), which is much cheaper than a full redraw."""
-        if ax is None or self.background is None:
+        if ax is None:
             self.background = None
             self.stale_axes.clear()
-        else:
-            self.stale_axes.add(ax)
+            self.cache.clear()
+        elif self.background is not None:
+            self.stale_axes[ax] = key
 
-    def _repaint(self, canvas, ax):
+    def _region_bbox(self, ax):
+        from matplotlib.transforms import Bbox
+
+        x0, y0, x1, y1 = self.regions[ax]
+        return Bbox.from_extents(x0, y0, x1, y1).transformed(self.fig.transFigure)
+
+    def _repaint(self, canvas, ax, key):
         from matplotlib.patches import Rectangle
         from matplotlib.transforms import Bbox
 
+        if ax in self.regions and key is not None and (ax, key) in self.cache:
+            canvas.restore_region(self.cache[(ax, key)])
+            return
         renderer = canvas.get_renderer()
-        new = ax.get_tightbbox(renderer)
-        old = self.extents.get(ax, new)
-        box = Bbox.union([old, new]).padded(2)
+        if ax in self.regions:
+            box = self._region_bbox(ax)
+        else:
+            new = ax.get_tightbbox(renderer)
+            old = self.extents.get(ax, new)
+            box = Bbox.union([old, new]).padded(2)
+            self.extents[ax] = new
         patch = Rectangle((box.x0, box.y0), box.width, box.height, transform=None,
                           facecolor=self.fig.get_facecolor(), edgecolor="none")
         patch.set_figure(self.fig)
         patch.draw(renderer)      # wipe the old ticks and labels
         ax.draw(renderer)         # animated (dynamic) artists are skipped here
-        self.extents[ax] = new
+        if ax in self.regions and key is not None:
+            if len(self.cache) >= self.max_cached:
+                self.cache.pop(next(iter(self.cache)))
+            self.cache[(ax, key)] = canvas.copy_from_bbox(box)
 
     def png(self) -> bytes:
         canvas = _own_canvas(self.fig, self.dpi)
@@ -130,11 +155,12 @@ class BlitPNG:
             renderer = canvas.get_renderer()
             self.extents = {ax: ax.get_tightbbox(renderer) for ax in self.fig.axes}
             self.background = canvas.copy_from_bbox(self.fig.bbox)
+            self.stale_axes.clear()
         else:
             canvas.restore_region(self.background)
             if self.stale_axes:
-                for ax in self.stale_axes:
-                    self._repaint(canvas, ax)
+                for ax, key in self.stale_axes.items():
+                    self._repaint(canvas, ax, key)
                 self.stale_axes.clear()
                 self.background = canvas.copy_from_bbox(self.fig.bbox)
         for a in self.dynamic:

@@ -7,7 +7,8 @@ import numpy as np
 
 from ..verify import CORRECTION_RULES, accepted_mass, output_distribution, \
     output_distribution_with, total_variation
-from .acceptance import _labels
+from .acceptance import symbol_labels
+from .frames import BlitPNG, figure_png, lab_figure
 from .style import COLORS, HATCHES, new_axes, tag_kind
 
 #: How each correction rule is named on figures and in the lab.
@@ -29,7 +30,7 @@ def draw_decomposition(ax, p, q, symbols=None, title=None):
     acc = np.asarray(accepted_mass(p, q), dtype=np.float64)
     out = np.asarray(output_distribution(p, q), dtype=np.float64)
     pf = np.asarray(p, dtype=np.float64)
-    labels = _labels(len(pf), symbols)
+    labels = symbol_labels(len(pf), symbols)
     x = np.arange(len(pf))
     ax.bar(x - 0.2, pf, 0.4, color=COLORS["target"], label="p (target)")
     ax.bar(x + 0.2, acc, 0.4, color=COLORS["accepted"], hatch=HATCHES["accepted"],
@@ -75,7 +76,7 @@ def draw_rule_output(ax, p, q, rule, symbols=None, *, legend=True):
     out, tv, good = _rule_output(p, q, rule)
     pf = np.asarray(p, dtype=np.float64)
     n = len(pf)
-    labels = _labels(n, symbols)
+    labels = symbol_labels(n, symbols)
     x = np.arange(n)
     bars_p = ax.bar(x - 0.2, pf, 0.4, color=COLORS["target"], label="p (target)")
     bars_o = ax.bar(x + 0.2, out, 0.4, color=COLORS["accepted"] if good else COLORS["rejected"],
@@ -126,3 +127,29 @@ def rule_figure(p, q, rule, symbols=None):
     draw_rule_output(ax, p, q, rule, symbols)
     tag_kind(ax, "derived", where="upper left")
     return fig
+
+
+#: The corrections lab's figure, in pixels (shown 1:1).
+LAB_SIZE = (520, 300)
+
+
+class RulePlot:
+    """The corrections lab's figure: :func:`draw_rule_output` on a fixed-size figure; bars and
+    title are blitted. :meth:`update` returns False when the verdict (= p / ≠ p) or the number
+    of symbols changes (colours and legend differ): build a new plot then."""
+
+    def __init__(self, p, q, rule, symbols=None, size=LAB_SIZE, blit: bool = True):
+
+        self.fig = lab_figure(*size)
+        self.ax = self.fig.add_axes((0.11, 0.09, 0.86, 0.77))
+        self._update = draw_rule_output(self.ax, p, q, rule, symbols)
+        self.ax.set_ylabel("probability")
+        tag_kind(self.ax, "derived", where="upper left")
+        self.frames = (BlitPNG(self.fig, list(self.ax.patches) + [self.ax.title]) if blit
+                       else None)   # False: the static copy, every artist drawn by a full draw
+
+    def update(self, p, q, rule) -> bool:
+        return self._update(p, q, rule)
+
+    def png(self) -> bytes:
+        return self.frames.png() if self.frames is not None else figure_png(self.fig)

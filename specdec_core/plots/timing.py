@@ -152,3 +152,38 @@ def improvement_figure(alphas=(0.6, 0.8, 0.9), c=0.1, max_gamma=12):
     ax.legend(fontsize=8)
     tag_kind(ax, "derived-from-assumed", where="lower right")
     return fig
+
+
+#: The timing lab's figure, in pixels (shown 1:1).
+LAB_SIZE = (740, 300)
+
+
+class TimingPlot:
+    """The timing lab's figure: rate bars (left) and the (α, γ) map with the chosen point
+    (right), fixed pixel size. Bars, their labels, the map, its boundary and the star are
+    blitted; nothing static changes with the state. ``blit=False``: a plain figure (the static
+    copy)."""
+
+    def __init__(self, max_gamma: int = 16, size=LAB_SIZE, blit: bool = True):
+        from .frames import BlitPNG, lab_figure
+
+        self.fig = lab_figure(*size)
+        ax1 = self.fig.add_axes((0.055, 0.15, 0.25, 0.72))
+        ax2 = self.fig.add_axes((0.39, 0.15, 0.47, 0.72))
+        self.bars, self.smap = RateBars(ax1), SpeedupMap(ax2, max_gamma)
+        self.smap.ax.set_title("blue: speculation pays · red: it loses (black line: break-even)",
+                               fontsize=9)
+        dynamic = [self.smap.image, *self.smap.ax.texts, self.smap.boundary, self.smap.marker,
+                   *self.bars.bars, *self.bars.texts]   # the map's kind tag stays on top of it
+        self.frames = BlitPNG(self.fig, dynamic) if blit else None
+
+    def update(self, alpha, gamma, **budget) -> None:
+        """Raises ``ValueError`` (from the library) for an impossible budget."""
+        s = scenario_rates(alpha, gamma, **budget)
+        self.smap.update(alpha, gamma, **budget)
+        self.bars.update(s["rate"], s["baseline_rate"])
+
+    def png(self) -> bytes:
+        from .frames import figure_png
+
+        return self.frames.png() if self.frames is not None else figure_png(self.fig)

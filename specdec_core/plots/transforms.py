@@ -63,3 +63,28 @@ def setups_figure(p_raw, q_raw, transform, symbols, transform_label: str = ""):
     if transform_label:
         fig.suptitle(transform_label, fontsize=10)
     return fig
+
+
+#: The transforms lab's figure, in pixels (shown 1:1).
+LAB_SIZE = (520, 290)
+
+
+class TransformPlot:
+    """The transforms lab's figure: a :class:`ComparisonView` on a fixed-size figure; bars and
+    title are blitted. ``blit=False``: a plain figure (the static copy)."""
+
+    def __init__(self, symbols, size=LAB_SIZE, blit: bool = True):
+        from .frames import BlitPNG, lab_figure
+
+        self.fig = lab_figure(*size)
+        self.view = ComparisonView(self.fig.add_axes((0.11, 0.1, 0.86, 0.74)), symbols)
+        dynamic = [*self.view.intended, *self.view.emitted, self.view.title]
+        self.frames = BlitPNG(self.fig, dynamic) if blit else None
+
+    def update(self, intended, output, title: str = "") -> None:
+        self.view.update(intended, output, title)
+
+    def png(self) -> bytes:
+        from .frames import figure_png
+
+        return self.frames.png() if self.frames is not None else figure_png(self.fig)

@@ -1,0 +1,129 @@
+"""Notebook 05's timing lab: tokens per second under an *assumed* budget, against the baseline.
+
+Controls: α, γ, draft cost per proposal, verification cost (base + per scored position),
+overhead, baseline ms per token. Shows both rates, their ratio, the break-even verification
+time, the work account, and the (α, γ) map of where speculation pays. No math here: it calls
+:func:`specdec_core.timing.scenario_rates` / :func:`~specdec_core.timing.work_account`.
+An impossible budget (a round that takes no time) gives a message and a greyed figure.
+"""
+from __future__ import annotations
+
+from ..formatting import labelled
+from ..plots.timing import MAP_ALPHAS, TimingPlot
+from ..timing import scenario_rates, speedup_map, work_account
+from ..verify import acceptance_rate
+from ..worked import WORKED
+from .base import Lab, LabSpec, float_slider, int_slider, show
+
+MAX_GAMMA = 16
+BUDGET_KEYS = ("draft_per_token_ms", "verify_base_ms", "verify_per_position_ms", "overhead_ms",
+               "baseline_ms")
+
+#: The one home of the lab's default state: the worked example's α, γ and assumed timings
+#: (2 ms of drafting for γ = 2, 6 ms verification, 1 ms overhead, 6 ms per baseline token).
+DEFAULTS = {
+    "alpha": float(acceptance_rate(WORKED.p, WORKED.q)),
+    "gamma": WORKED.gamma,
+    "draft_per_token_ms": float(WORKED.draft_ms) / WORKED.gamma,
+    "verify_base_ms": float(WORKED.verify_ms),
+    "verify_per_position_ms": 0.0,
+    "overhead_ms": float(WORKED.overhead_ms),
+    "baseline_ms": float(WORKED.baseline_ms),
+}
+
+
+def budget(state) -> dict:
+    """The budget part of a state (keyword arguments of :func:`scenario_rates`)."""
+    return {k: state[k] for k in BUDGET_KEYS}
+
+
+def problem(state) -> str | None:
+    """A message when the budget is impossible for the scenario or for the map, else None."""
+    try:
+        scenario_rates(state["alpha"], state["gamma"], **budget(state))
+        speedup_map(MAP_ALPHAS[:1], range(MAX_GAMMA + 1), **budget(state))
+    except ValueError as exc:
+        return f"This budget is impossible: {exc}. Give some step a positive time."
+    return None
+
+
+def timing_texts(alpha, gamma, **budget) -> dict:
+    """The lab's readouts (fixed rounding, never NaN). Raises ``ValueError`` (from the library)
+    for an impossible budget; :func:`texts` turns that into a message."""
+    s = scenario_rates(alpha, gamma, **budget)
+    acc = work_account(alpha, gamma)
+    be = float(s["break_even_verify_ms"])
+    if s["plain"]:
+        be_text = "γ = 0 is plain decoding: one target step per token, exactly the baseline"
+    elif be >= 0:
+        be_text = (f"break-even verification time {be:.2f} ms (now {float(s['verify_ms']):.2f} ms: "
+                   + ("pays)" if s["pays"] else "loses)"))
+    else:
+        be_text = ("no verification time can make this pay: draft + overhead already cost more "
+                   "than E[K] baseline tokens")
+    verdict = "speculation pays" if s["pays"] else (
+        "no gain, no loss" if float(s["ratio"]) == 1 else "speculation loses")
+    return {
+        "round": labelled("derived-from-assumed",
+                          f"round: draft {float(s['draft_ms']):.2f} + verify {float(s['verify_ms']):.2f} "
+                          f"+ overhead {float(s['overhead_ms']):.2f} = {float(s['round_ms']):.2f} ms, "
+                          f"E[K] = {float(s['expected_tokens']):.4f} tokens"),
+        "rates": labelled("derived-from-assumed",
+                          f"speculative {float(s['rate']):.2f} tokens/s vs baseline "
+                          f"{float(s['baseline_rate']):.2f} tokens/s: ratio {float(s['ratio']):.3f}× "
+                          f"({verdict})"),
+        "break_even": labelled("derived-from-assumed", be_text),
+        "work": labelled("derived", f"work per output token: {float(acc['proposals_per_token']):.3f} "
+                                    f"draft proposals, {float(acc['target_positions_per_token']):.3f} "
+                                    f"target positions; thrown away: "
+                                    f"{100 * float(acc['proposals_thrown_away']):.1f}% of proposals, "
+                                    f"{100 * float(acc['target_positions_thrown_away']):.1f}% of "
+                                    f"scored positions"),
+    }
+
+
+def texts(state) -> dict:
+    msg = problem(state)
+    if msg is not None:
+        return {"round": msg, "rates": msg, "break_even": msg, "work": msg}
+    return timing_texts(state["alpha"], state["gamma"], **budget(state))
+
+
+def draw(state):
+    plot = TimingPlot(MAX_GAMMA, blit=False)
+    plot.update(state["alpha"], state["gamma"], **budget(state))
+    return plot.fig
+
+
+class View:
+    def __init__(self):
+        self.plot = TimingPlot(MAX_GAMMA)
+
+    def png(self, state) -> bytes:
+        self.plot.update(state["alpha"], state["gamma"], **budget(state))
+        return self.plot.png()
+
+
+SPEC = LabSpec(
+    name="timing", defaults=DEFAULTS,
+    controls={
+        "alpha": float_slider("α", 0.0, 1.0, 0.01),
+        "gamma": int_slider("γ", 0, MAX_GAMMA),
+        "draft_per_token_ms": float_slider("draft ms / proposal", 0.0, 10.0, 0.1, ".1f"),
+        "verify_base_ms": float_slider("verify ms (base)", 0.0, 30.0, 0.5, ".1f"),
+        "verify_per_position_ms": float_slider("verify ms / position", 0.0, 5.0, 0.1, ".1f"),
+        "overhead_ms": float_slider("overhead ms", 0.0, 10.0, 0.5, ".1f"),
+        "baseline_ms": float_slider("baseline ms / token", 0.5, 30.0, 0.5, ".1f"),
+    },
+    texts=texts, draw=draw, view=View, problem=problem,
+    note="All times are assumed budgets (ms); the rates are derived from them.",
+)
+
+
+def timing_lab(**start) -> Lab:
+    return Lab(SPEC, **start)
+
+
+def show_timing(**start) -> None:
+    """Display the lab and its static copy (notebook 05)."""
+    show(timing_lab(**start))
