@@ -543,3 +543,30 @@ def _lab_numbers(family, nodes, quality, rule, replacement):
         if len(_LAB_CACHE) > 4000:
             _LAB_CACHE.clear()
     return _LAB_CACHE[ck]
+
+
+# ------------------------------------------------------------------ what a pass costs here (measured)
+def measured_pass_costs(path=None, threads: int = 2):
+    """The capstone's measured cost of one target pass against the number of positions it scores,
+    read defensively from ``benchmarks/results/llm.json`` (another notebook's benchmark; it may
+    change or be missing). Returns ``({positions: (fastest ms, slowest ms)}, how it was measured)``,
+    or ``(None, reason)`` when the file or the curve is not there."""
+    try:
+        from .llm.report import how, load_results
+
+        res = load_results(path)
+        curve = res["cost_curve"][f"threads{threads}"]
+        costs = {}
+        for n, reps in curve.items():
+            vals = [float(v) for v in (reps if isinstance(reps, (list, tuple)) else [reps])]
+            if vals and all(np.isfinite(v) and v > 0 for v in vals):
+                costs[int(n)] = (min(vals), max(vals))
+        if 1 not in costs:
+            return None, "the cost curve has no single-position pass"
+        m = res.get("machine", {})
+        load = m.get("load_avg_start")
+        load_txt = f", load average {load[0]:.1f} at the start" if isinstance(load, (list, tuple)) and load else ""
+        reps = len(next(iter(curve.values()))) if isinstance(next(iter(curve.values())), (list, tuple)) else 1
+        return costs, f"{how(res, threads)}{load_txt}, {reps} repeats per size"
+    except (OSError, KeyError, TypeError, ValueError, AttributeError, IndexError, StopIteration) as exc:
+        return None, f"no measured cost curve ({type(exc).__name__}: {exc})"
