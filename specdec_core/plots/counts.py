@@ -102,9 +102,9 @@ def measured_vs_iid_figure(k_counts, iid_pmf, *, title=""):
     pmf = np.asarray(iid_pmf, dtype=float)
     ks = np.arange(1, len(freq) + 1)
     fig, ax = new_axes(1, width=6.4, height=3.2)
-    ax.bar(ks - 0.2, freq, width=0.4, color=COLORS["target"], label="simulated rounds (toy language)")
+    ax.bar(ks - 0.2, freq, width=0.4, color=COLORS["target"], label="simulated rounds, toy language (measured)")
     ax.bar(ks + 0.2, pmf, width=0.4, color=COLORS["draft"], hatch="//", edgecolor="black",
-           linewidth=0.5, label="iid prediction at the average α")
+           linewidth=0.5, label="iid prediction at the measured average α (derived)")
     ax.set_xticks(ks)
     ax.set_xlabel("K = tokens emitted by one round")
     ax.set_ylabel("share of rounds")
