@@ -25,7 +25,6 @@ import json
 import os
 import platform
 import re
-import sys
 import threading
 import time
 
@@ -53,7 +52,7 @@ def machine():
     blas = [(i.get("internal_api"), i.get("num_threads")) for i in threadpool_info()]
     return {"cpu": cpu, "cores": os.cpu_count(), "blas": blas, "numpy": np.__version__,
             "python": platform.python_version(), "platform": platform.platform(),
-            "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "date_utc": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "load_avg_start": list(os.getloadavg())}
 
 

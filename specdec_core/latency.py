@@ -32,8 +32,16 @@ import numpy as np
 from .distributions import check_gamma, check_int, check_pair, check_rng, check_time
 from .timing import draft_cost_ms, verify_cost_ms
 
-__all__ = ["round_times_ms", "arrival_times_ms", "stream_times_ms", "inter_token_gaps_ms", "gap_summary",
-           "time_to_first_token_ms", "padding_waste", "simulate_ragged_batch"]
+__all__ = [
+    "arrival_times_ms",
+    "gap_summary",
+    "inter_token_gaps_ms",
+    "padding_waste",
+    "round_times_ms",
+    "simulate_ragged_batch",
+    "stream_times_ms",
+    "time_to_first_token_ms",
+]
 
 
 def _emitted_counts(records) -> np.ndarray:

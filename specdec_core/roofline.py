@@ -33,11 +33,28 @@ from .distributions import check_gamma, check_int, check_nonnegative, check_prob
 from .kv import check_dtype, get_shape, model_kv_bytes
 
 __all__ = [
-    "Hardware", "HARDWARE", "get_hardware", "hardware_from_benchmark",
-    "pass_bytes", "pass_flops", "arithmetic_intensity", "ridge_point", "PassTime", "pass_time",
-    "verification_cost", "memory_bound_positions", "ServingPoint", "serving_point",
-    "speculation_speedup", "break_even_batch", "cost_curve_from_results", "relative_cost",
-    "roofline_curve", "LEVIATHAN_TABLE2", "LEVIATHAN_SOURCE", "implied_draft_cost",
+    "HARDWARE",
+    "LEVIATHAN_SOURCE",
+    "LEVIATHAN_TABLE2",
+    "Hardware",
+    "PassTime",
+    "ServingPoint",
+    "arithmetic_intensity",
+    "break_even_batch",
+    "cost_curve_from_results",
+    "get_hardware",
+    "hardware_from_benchmark",
+    "implied_draft_cost",
+    "memory_bound_positions",
+    "pass_bytes",
+    "pass_flops",
+    "pass_time",
+    "relative_cost",
+    "ridge_point",
+    "roofline_curve",
+    "serving_point",
+    "speculation_speedup",
+    "verification_cost",
 ]
 
 
@@ -62,7 +79,7 @@ def _div(a, b):
 
 
 def _max(a, b):
-    return a if a >= b else b
+    return max(a, b)
 
 
 # ---------------------------------------------------------------- hardware

@@ -9,9 +9,15 @@ from hypothesis import strategies as st
 
 from specdec_core import speculative_generate
 from specdec_core.counts import output_count_distribution
-from specdec_core.latency import (arrival_times_ms, gap_summary, inter_token_gaps_ms,
-                                  padding_waste, round_times_ms, simulate_ragged_batch,
-                                  time_to_first_token_ms)
+from specdec_core.latency import (
+    arrival_times_ms,
+    gap_summary,
+    inter_token_gaps_ms,
+    padding_waste,
+    round_times_ms,
+    simulate_ragged_batch,
+    time_to_first_token_ms,
+)
 from specdec_core.lawcheck import chi_square_gof
 from specdec_core.toy import toy_draft, toy_target
 

@@ -7,10 +7,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specdec_core.kv import PRESETS, ModelShape, model_kv_bytes
-from specdec_core.roofline import (HARDWARE, Hardware, arithmetic_intensity, get_hardware,
-                                   hardware_from_benchmark, memory_bound_positions, pass_bytes,
-                                   pass_flops, pass_time, ridge_point, serving_point,
-                                   speculation_speedup, verification_cost)
+from specdec_core.roofline import (
+    HARDWARE,
+    Hardware,
+    arithmetic_intensity,
+    get_hardware,
+    hardware_from_benchmark,
+    memory_bound_positions,
+    pass_bytes,
+    pass_flops,
+    pass_time,
+    ridge_point,
+    serving_point,
+    speculation_speedup,
+    verification_cost,
+)
 from specdec_core.timing import improvement_factor
 
 TINY = ModelShape("tiny", layers=2, kv_heads=1, head_dim=4, heads=2, hidden=8, intermediate=16,

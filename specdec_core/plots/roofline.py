@@ -16,7 +16,7 @@ def _curve(model, hardware, *, dtype, sequences, context, max_positions):
     Ts = np.arange(1, max_positions + 1)
     pts = [pass_time(model, hardware, dtype=dtype, positions=int(T), sequences=sequences,
                      context=context) for T in Ts]
-    ms = lambda attr: np.array([float(getattr(p, attr)) * 1e3 for p in pts])  # noqa: E731
+    ms = lambda attr: np.array([float(getattr(p, attr)) * 1e3 for p in pts])
     return Ts, ms("memory_s"), ms("compute_s"), ms("total_s")
 
 
