@@ -108,6 +108,7 @@ def measured_vs_iid_figure(k_counts, iid_pmf, *, title=""):
     ax.set_xticks(ks)
     ax.set_xlabel("K = tokens emitted by one round")
     ax.set_ylabel("share of rounds")
+    ax.set_ylim(0, max(float(freq.max()), float(pmf.max())) * 1.35)   # room for the legend
     ax.legend(fontsize=8, loc="upper left")
     if title:
         ax.set_title(title, fontsize=10)
