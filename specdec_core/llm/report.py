@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 
+from ..formatting import p_value_phrase
 from ..questions import MEASURE_QUESTION  # noqa: F401  (re-export: the question's home is questions.py)
 
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -108,6 +109,6 @@ def closing_lines(res) -> list:
         lines.append("   notebook 05's prediction, median |error|: "
                      + ", ".join(f"{w} {100 * m:.0f}%" for w, (m, _) in errs.items()))
     g = res["gof"]
-    lines.append(f"end-to-end law: p-value {g['p_value']:.3g} over {g['runs']} runs "
+    lines.append(f"end-to-end law: {p_value_phrase(g['p_value'])} over {g['runs']} runs "
                  f"({'rejected' if g['rejected'] else 'not rejected'} at {g['threshold']:g})")
     return lines
