@@ -43,9 +43,9 @@ def timing_text(alpha, gamma, **budget) -> str:
         labelled("assumed", f"round: draft {float(s['draft_ms']):.2f} + verify {float(s['verify_ms']):.2f} "
                             f"+ overhead {float(s['overhead_ms']):.2f} = {float(s['round_ms']):.2f} ms, "
                             f"E[K] = {float(s['expected_tokens']):.4f} tokens"),
-        labelled("assumed", f"speculative {float(s['rate']):.2f} tokens/s vs baseline "
-                            f"{float(s['baseline_rate']):.2f} tokens/s: ratio {float(s['ratio']):.3f}× ({verdict})"),
-        labelled("assumed", be_text),
+        labelled("derived-from-assumed", f"speculative {float(s['rate']):.2f} tokens/s vs baseline "
+                                         f"{float(s['baseline_rate']):.2f} tokens/s: ratio {float(s['ratio']):.3f}× ({verdict})"),
+        labelled("derived-from-assumed", be_text),
         labelled("derived", f"work per output token: {float(acc['proposals_per_token']):.3f} draft proposals, "
                             f"{float(acc['target_positions_per_token']):.3f} target positions; thrown away: "
                             f"{100 * float(acc['proposals_thrown_away']):.1f}% of proposals, "
