@@ -57,7 +57,11 @@ mathjax2_config = {
                 "processEscapes": True, "processEnvironments": True},
     # The wheel carries the STIX-Web web fonts only; never fall back to image fonts or a CDN.
     "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web",
-                 "imageFont": None},
+                 "imageFont": None,
+                 # MathJax's measuring font is url('about:blank'), which Chromium reports as a
+                 # failed cross-origin font load on every page; a missing local() font is silent.
+                 "styles": {"@font-face": {"font-family": "MathJax_Blank",
+                                           "src": "local('MathJax_Blank_None')"}}},
     "menuSettings": {"zoom": "None"},
     "showMathMenu": False,
     "messageStyle": "none",
@@ -66,6 +70,7 @@ mathjax2_config = {
 # --- HTML and theme -------------------------------------------------------------------------------
 html_theme = "sphinx_book_theme"
 html_title = project
+html_favicon = "favicon.svg"         # else browsers ask the server for /favicon.ico (a 404)
 html_copy_source = True              # _sources/NN-name.ipynb: the notebook download button
 html_show_sourcelink = False
 html_last_updated_fmt = None
