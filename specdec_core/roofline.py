@@ -25,8 +25,10 @@ by :func:`hardware_from_benchmark`).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from fractions import Fraction
+from pathlib import Path
 
 from .counts import expected_output_count
 from .distributions import check_gamma, check_int, check_nonnegative, check_probability
@@ -45,6 +47,7 @@ __all__ = [
     "get_hardware",
     "hardware_from_benchmark",
     "implied_draft_cost",
+    "load_benchmark",
     "memory_bound_positions",
     "pass_bytes",
     "pass_flops",
@@ -493,3 +496,19 @@ def implied_draft_cost(alpha, gamma, speedup):
     s = _positive(speedup, "speedup", "a positive speed-up")
     ek = expected_output_count(check_probability(alpha, "alpha"), g)
     return (_div(ek, s) - 1) / g
+
+
+#: Where benchmarks/ stores its results (next to the package in a clone of the repository).
+RESULTS_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
+
+
+def load_benchmark(name: str, results_dir=None) -> dict:
+    """The parsed JSON file ``name`` (e.g. "hardware.json", "llm.json") from
+    ``benchmarks/results`` (or ``results_dir``); found from the package, not the working
+    directory, so a notebook opened anywhere reads the same file."""
+    if not isinstance(name, str) or not name.endswith(".json") or "/" in name:
+        raise ValueError(f"name must be a file name ending in .json, got {name!r}")
+    path = Path(results_dir) / name if results_dir is not None else RESULTS_DIR / name
+    if not path.exists():
+        raise ValueError(f"no stored results {path}: run benchmarks/{name.replace('.json', '')} first")
+    return json.loads(path.read_text())

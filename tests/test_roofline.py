@@ -351,3 +351,15 @@ def test_break_even_bisection_matches_scan(context, alpha, gamma):
     scan = next((S for S in range(1, 201) if serving_point(
         "Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", sequences=S, **kw).speedup <= 1), None)
     assert got == scan
+
+
+def test_load_benchmark(tmp_path):
+    from specdec_core.roofline import load_benchmark
+
+    (tmp_path / "x.json").write_text('{"a": 1}')
+    assert load_benchmark("x.json", tmp_path) == {"a": 1}
+    with pytest.raises(ValueError, match="no stored results"):
+        load_benchmark("missing.json", tmp_path)
+    with pytest.raises(ValueError, match="name"):
+        load_benchmark("../x.json")
+    assert "machine" in load_benchmark("hardware.json")
