@@ -552,13 +552,19 @@ def measured_pass_costs(path=None, threads: int = 2):
     change or be missing). Returns ``({positions: (fastest ms, slowest ms)}, how it was measured)``,
     or ``(None, reason)`` when the file or the curve is not there."""
     try:
-        from .llm.report import how, load_results
+        import json
 
-        res = load_results(path)
+        from .llm.report import RESULTS
+
+        with open(path or RESULTS) as f:        # the raw file: only the parts used here must exist
+            res = json.load(f)
         curve = res["cost_curve"][f"threads{threads}"]
         costs = {}
         for n, reps in curve.items():
-            vals = [float(v) for v in (reps if isinstance(reps, (list, tuple)) else [reps])]
+            try:
+                vals = [float(v) for v in (reps if isinstance(reps, (list, tuple)) else [reps])]
+            except (TypeError, ValueError):
+                continue                     # an unreadable entry is skipped, not trusted
             if vals and all(np.isfinite(v) and v > 0 for v in vals):
                 costs[int(n)] = (min(vals), max(vals))
         if 1 not in costs:
@@ -567,6 +573,8 @@ def measured_pass_costs(path=None, threads: int = 2):
         load = m.get("load_avg_start")
         load_txt = f", load average {load[0]:.1f} at the start" if isinstance(load, (list, tuple)) and load else ""
         reps = len(next(iter(curve.values()))) if isinstance(next(iter(curve.values())), (list, tuple)) else 1
-        return costs, f"{how(res, threads)}{load_txt}, {reps} repeats per size"
+        where = (f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, {threads} BLAS thread"
+                 f"{'s' if threads != 1 else ''}, {m.get('date_utc', '?')}, benchmarks/bench_llm.py")
+        return costs, f"{where}{load_txt}, {reps} repeats per size"
     except (OSError, KeyError, TypeError, ValueError, AttributeError, IndexError, StopIteration) as exc:
         return None, f"no measured cost curve ({type(exc).__name__}: {exc})"

@@ -179,3 +179,39 @@ def test_lab_every_corner_reads_without_nan():
                 txt = " ".join(lab.last_texts.values()).lower()
                 assert "nan" not in txt and "inf" not in txt
                 assert lab.figure.value[:4] == b"\x89PNG"
+
+
+def test_figures_build():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from specdec_core.plots.trees import lossy_law_figure, mask_figure, multi_k_figure, tree_budget_figure
+
+    figs = [multi_k_figure([("a", [1, 2], [F(1, 2), F(3, 4)], "#000000", "-")]),
+            lossy_law_figure("ABC", [F(1, 2), F(1, 4), F(1, 4)], {"x": [0.5, 0.5, 0.0]}, "t"),
+            mask_figure(branching_tree((2, 2)), prefix_len=2),
+            tree_budget_figure([1, 2], {"chain": [0.5, 0.9]}),
+            tree_budget_figure([1, 2], {"chain": [0.5, 0.9], "wide": [0.5, 0.6]},
+                               {1: (10.0, 11.0), 2: (12.0, 12.5), 3: (14.0, 14.0)})]
+    assert len(figs[-1].axes) == 2
+    for f in figs:
+        plt.close(f)
+
+
+def test_measured_pass_costs_reads_defensively(tmp_path):
+    import json
+
+    from specdec_core.trees import measured_pass_costs
+
+    cost, how = measured_pass_costs(tmp_path / "missing.json")
+    assert cost is None and "no measured cost curve" in how
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"cost_curve": {"threads1": {"1": [5.0]}}, "layer_skip_alpha": {}}))
+    assert measured_pass_costs(bad)[0] is None                  # no 2-thread curve
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"cost_curve": {"threads2": {"1": [5.0, 6.0], "2": [7.0, 7.5], "3": ["x"]}},
+                                "layer_skip_alpha": {},
+                                "machine": {"cpu": "cpu", "cores": 2, "date_utc": "d", "load_avg_start": [0.5]}}))
+    cost, how = measured_pass_costs(good)
+    assert cost == {1: (5.0, 6.0), 2: (7.0, 7.5)} and "2 repeats per size" in how
