@@ -3,6 +3,8 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from specdec_core.toy import sequence_law, toy_draft, toy_target
 from specdec_core.trees import (TREE_FAMILIES, MixedDraft, TokenTree, branching_tree, broom_tree,
@@ -215,3 +217,17 @@ def test_measured_pass_costs_reads_defensively(tmp_path):
                                 "machine": {"cpu": "cpu", "cores": 2, "date_utc": "d", "load_avg_start": [0.5]}}))
     cost, how = measured_pass_costs(good)
     assert cost == {1: (5.0, 6.0), 2: (7.0, 7.5)} and "2 repeats per size" in how
+
+
+@st.composite
+def random_tree(draw, max_nodes=5):
+    n = draw(st.integers(0, max_nodes))
+    return TokenTree(tuple(draw(st.integers(-1, i - 1)) for i in range(n)))
+
+
+@settings(max_examples=25, deadline=None)
+@given(random_tree(), st.booleans(), st.sampled_from([F(0), F(1, 2)]))
+def test_any_tree_any_draft_quality_keeps_the_target_law(tree, replacement, quality):
+    draft = MixedDraft(D, T, quality)
+    got = tree_sequence_law(T, draft, (), tree, 2, replacement=replacement, key=last_token_key)
+    assert got == sequence_law(T, (), 2)
