@@ -21,7 +21,7 @@ from fractions import Fraction
 import numpy as np
 
 from .counts import expected_output_count, iid_acceptance_rate
-from .distributions import check_gamma
+from .distributions import check_distribution, check_gamma, check_model_rows
 from .sampling import GenerationResult
 
 
@@ -71,14 +71,14 @@ def per_check_acceptance(result, gamma=None) -> Fraction:
 def acceptance_length(result, gamma=None) -> Fraction:
     """Mean K: tokens emitted per full round (exact Fraction)."""
     recs = full_rounds(result, gamma)
-    return Fraction(sum(len(r.emitted) for r in recs), len(recs))
+    return Fraction(sum(r.count for r in recs), len(recs))
 
 
 def k_histogram(result, gamma=None) -> np.ndarray:
     """Counts of K = 1 … γ+1 over the full rounds (int array of length γ + 1)."""
     recs = full_rounds(result, gamma)
     g = recs[0].gamma
-    return np.bincount([len(r.emitted) - 1 for r in recs], minlength=g + 1).astype(np.int64)
+    return np.bincount([r.count - 1 for r in recs], minlength=g + 1).astype(np.int64)
 
 
 def acceptance_by_position(result, gamma=None) -> list:
@@ -102,7 +102,8 @@ def _alpha_at(target, draft, prefix):
     if hasattr(target, "exact") and hasattr(draft, "exact"):
         p, q = target.exact(prefix), draft.exact(prefix)
         return sum((min(a, b) for a, b in zip(p, q)), Fraction(0))
-    p, q = np.asarray(target(prefix), float), np.asarray(draft(prefix), float)
+    p = check_model_rows(target(prefix), "target")
+    q = check_model_rows(draft(prefix), "draft", vocab=p.shape[0])
     return float(np.minimum(p, q).sum())
 
 
@@ -121,7 +122,7 @@ def measured_work(result, gamma=None) -> dict:
     """The work account of recorded rounds: proposals and target positions per output token
     and the fractions thrown away (exact Fractions of counts)."""
     recs = full_rounds(result, gamma)
-    tokens = sum(len(r.emitted) for r in recs)
+    tokens = sum(len(r.emitted) for r in recs)   # output tokens (a stop token cuts a round)
     proposed = _sum(recs, "gamma")
     accepted = _sum(recs, "accepted")
     positions = _sum(recs, "target_positions")
@@ -200,7 +201,7 @@ class RoundLaw:
 def _exact_rows(model, prefix, name):
     if not hasattr(model, "exact"):
         raise ValueError(f"{name} must offer exact rows (model.exact(prefix)), e.g. toy_target()")
-    return [Fraction(v) for v in model.exact(prefix)]
+    return list(check_distribution(model.exact(prefix), f"{name}.exact({tuple(prefix)!r})", exact=True))
 
 
 def exact_round_law(target, draft, prefix, gamma) -> RoundLaw:

@@ -128,7 +128,14 @@ def expected_gain(alpha, gamma_from, gamma_to):
 
 def mean_output_count(emitted_per_round) -> float:
     """Measured acceptance length: mean K over recorded rounds."""
-    k = np.asarray(list(emitted_per_round), dtype=np.float64)
+    from .distributions import check_weights
+
+    if isinstance(emitted_per_round, (str, bytes)) or not hasattr(emitted_per_round, "__iter__"):
+        raise ValueError(f"emitted_per_round must be a sequence of counts, got {emitted_per_round!r}")
+    vals = list(emitted_per_round)
+    if not vals:
+        raise ValueError("emitted_per_round is empty: no rounds to average")
+    k = np.asarray(check_weights(vals, "emitted_per_round"), dtype=np.float64)
     if k.size == 0:
         raise ValueError("emitted_per_round is empty: no rounds to average")
     if (k < 1).any() or np.isnan(k).any():

@@ -226,6 +226,8 @@ def step_at(steps, n_clicks: int) -> ReplayStep:
     """The step shown after pressing "next" ``n_clicks`` times from the start (clamped to the
     last step; negative counts clamp to the start)."""
     n_clicks = check_int(n_clicks, "n_clicks", None)
+    if not isinstance(steps, (list, tuple)) or not all(isinstance(s, ReplayStep) for s in steps):
+        raise ValueError("steps must be the list replay_steps(...) returned")
     if not steps:
         raise ValueError("steps is empty")
     return steps[min(max(int(n_clicks), 0), len(steps) - 1)]

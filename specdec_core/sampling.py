@@ -94,6 +94,7 @@ class RoundRecord:
     q_rows: np.ndarray | None = field(default=None, compare=False, repr=False)
     stop_at: int | None = None
     produced: tuple | None = None
+    vocab_size: int | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         if self.produced is None:
@@ -212,13 +213,16 @@ class GenerationResult:
 
 # ---------------------------------------------------------------- model adapters
 
-def check_models(target, draft=None) -> int | None:
+_NO_DRAFT = object()
+
+
+def check_models(target, draft=_NO_DRAFT) -> int | None:
     """The target (callable, or offering ``.score``) and draft (callable, or offering
     ``.propose``); returns the vocabulary size they declare (``vocab_size``), if any."""
     if not (callable(target) or hasattr(target, "score")):
         raise ValueError(f"target must be a model: prefix -> probabilities (or offer .score), "
                          f"got {type(target).__name__}")
-    if draft is not None and not (callable(draft) or hasattr(draft, "propose")):
+    if draft is not _NO_DRAFT and not (callable(draft) or hasattr(draft, "propose")):
         raise ValueError(f"draft must be a model: prefix -> probabilities (or offer .propose), "
                          f"got {type(draft).__name__}")
     v = getattr(target, "vocab_size", None)
@@ -281,22 +285,26 @@ def draft_proposals(draft, prefix: tuple, gamma: int, rng, vocab: int | None = N
 # ---------------------------------------------------------------- one round
 
 def speculative_round(target, draft, prefix, *, gamma, rng, correction="residual",
-                      record_distributions=False, stop=None) -> RoundRecord:
+                      record_distributions=False, stop=None, vocab=None) -> RoundRecord:
     """One draft–verify–correct round from ``prefix``. See the module docstring.
 
     ``stop``: a collection of token ids; the round's output is cut right after the first one
     it emits (accepted proposal, correction or bonus) — see :class:`RoundRecord`.
+    ``vocab``: the vocabulary size every row must have (default: the target's ``vocab_size``
+    if it declares one; :func:`speculative_generate` passes the size seen in its first round).
     """
-    prefix = check_prefix(prefix, check_models(target, draft))
+    declared = check_models(target, draft)
+    vocab = declared if vocab is None else check_int(vocab, "vocab", 1)
+    prefix = check_prefix(prefix, vocab)
     gamma = check_gamma(gamma)
     rng = check_rng(rng)
     check_rule(correction, "correction")
     stops = check_stop(stop)
-    xs, q_rows = draft_proposals(draft, prefix, gamma, rng)
+    xs, q_rows = draft_proposals(draft, prefix, gamma, rng, vocab)
     # A draft may offer fewer proposals (prompt lookup without a full match). The law is
     # kept because how many it offers depends only on the prefix, never on the target.
     gamma = len(xs)
-    p_rows = target_rows(target, prefix, xs, vocab=q_rows.shape[1] if gamma else None)
+    p_rows = target_rows(target, prefix, xs, vocab=q_rows.shape[1] if gamma else vocab)
     V = p_rows.shape[1]
     check_prefix(prefix, V)
     _check_stop_in_vocab(stops, V)
@@ -330,7 +338,7 @@ def speculative_round(target, draft, prefix, *, gamma, rng, correction="residual
         draws=tuple(draws), stop=rej, emitted=emitted, kind=kind,
         p_rows=p_rows if record_distributions else None,
         q_rows=q_rows if record_distributions else None,
-        stop_at=stop_at, produced=produced,
+        stop_at=stop_at, produced=produced, vocab_size=V,
     )
 
 
@@ -358,11 +366,14 @@ def speculative_generate(target, draft, prefix, *, gamma, max_new_tokens, rng,
     stops = check_stop(stop)
     out: list[int] = []
     records = []
+    vocab = None
     while len(out) < n:
         g = min(gamma, n - len(out) - 1)
         rec = speculative_round(target, draft, prefix + tuple(out), gamma=g, rng=rng,
                                 correction=correction, record_distributions=record_distributions,
-                                stop=stops)
+                                stop=stops, vocab=vocab)
+        if vocab is None:   # every later row must have the size this round's rows had
+            vocab = rec.vocab_size
         records.append(rec)
         out.extend(rec.emitted)
         if rec.ended:
@@ -375,17 +386,17 @@ def autoregressive_generate(target, prefix, *, max_new_tokens, rng,
     """The baseline: one target sample per token. Each step is recorded as a γ = 0 round
     (nothing proposed, one token drawn from p), so the accounting reads the same way.
     ``stop``: as in :func:`speculative_generate` — generation ends with the first stop token."""
-    prefix = check_prefix(prefix, check_models(target))
+    vocab = check_models(target)
+    prefix = check_prefix(prefix, vocab)
     n = check_int(max_new_tokens, "max_new_tokens", 0)
     rng = check_rng(rng)
     stops = check_stop(stop)
     out: list[int] = []
     records = []
-    vocab = None
     for _ in range(n):
         ctx = prefix + tuple(out)
         p = target_rows(target, ctx, (), vocab)[0]
-        if vocab is None:
+        if not records:
             vocab = p.shape[0]
             check_prefix(prefix, vocab)
             _check_stop_in_vocab(stops, vocab)

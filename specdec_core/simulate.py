@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .distributions import check_int, check_pair, check_rng, inverse_cdf
+from .distributions import check_int, check_pair, check_rng, check_weights, inverse_cdf
 from .verify import SAMPLEABLE_RULES, acceptance_probabilities, check_rule, correction_distribution
 
 #: The one inverse-CDF draw (:func:`specdec_core.distributions.inverse_cdf`), under the name
@@ -93,8 +93,8 @@ def simulate_position(p, q, n, rng, rule: str = "residual") -> PositionSimulatio
 
 def max_abs_gap(empirical, exact) -> float:
     """max |empirical − exact| over the symbols, as a float."""
-    e = np.asarray(empirical, dtype=np.float64)
-    x = np.asarray(exact, dtype=np.float64)
+    e = np.asarray(check_weights(empirical, "empirical"), dtype=np.float64)
+    x = np.asarray(check_weights(exact, "exact"), dtype=np.float64)
     if e.shape != x.shape:
         raise ValueError(f"empirical and exact must have the same shape, got {e.shape} and {x.shape}")
     return float(np.max(np.abs(e - x)))
@@ -103,8 +103,8 @@ def max_abs_gap(empirical, exact) -> float:
 def binomial_standard_errors(probs, n) -> np.ndarray:
     """sqrt(π(1 − π)/n) per symbol: the sampling noise of a frequency estimating π from n trials."""
     n = _trials(n)
-    pr = np.asarray(probs, dtype=np.float64)
-    if np.isnan(pr).any() or (pr < 0).any() or (pr > 1).any():
+    pr = np.asarray(check_weights(probs, "probs"), dtype=np.float64)
+    if (pr > 1).any():
         raise ValueError("probs must hold probabilities in [0, 1]")
     return np.sqrt(pr * (1 - pr) / n)
 
@@ -115,8 +115,8 @@ def z_scores(empirical, exact, n) -> np.ndarray:
     Where the standard error is 0 (exact probability 0 or 1) the frequency cannot vary: the
     score is 0 if it matches and ±inf if it does not. ``-0.0`` is returned as ``0.0``.
     """
-    e = np.asarray(empirical, dtype=np.float64)
-    x = np.asarray(exact, dtype=np.float64)
+    e = np.asarray(check_weights(empirical, "empirical"), dtype=np.float64)
+    x = np.asarray(check_weights(exact, "exact"), dtype=np.float64)
     if e.shape != x.shape:
         raise ValueError(f"empirical and exact must have the same shape, got {e.shape} and {x.shape}")
     se = binomial_standard_errors(x, n)

@@ -70,16 +70,32 @@ def decode(tokens) -> str:
     return " ".join(SYMBOLS[t] for t in tokens)
 
 
+#: sequence_law enumerates V^length continuations: at most this many.
+MAX_ENUMERATED = 10**6
+
+
+def _law_args(model, prefix, length):
+    from .distributions import check_int
+    from .sampling import check_models, check_prefix
+
+    if not (callable(model) or hasattr(model, "exact")):
+        raise ValueError(f"model must be a model: prefix -> probabilities, got {type(model).__name__}")
+    prefix = check_prefix(prefix, check_models(model))
+    length = check_int(length, "length", 0)
+    row = getattr(model, "exact", model)
+    V = len(row(prefix))
+    if length * np.log10(max(V, 1)) > np.log10(MAX_ENUMERATED) + 1e-9:
+        raise ValueError(f"length = {length} would enumerate {V}^{length} continuations; at most "
+                         f"{MAX_ENUMERATED:,} are enumerated")
+    return row, prefix, V, length
+
+
 def sequence_law(model, prefix=(), length=3) -> dict:
     """Exact probability of every continuation of ``length`` tokens: {tuple: Fraction}.
 
     Uses ``model.exact`` when available (exact law), else the float rows.
     """
-    if not isinstance(length, int) or isinstance(length, bool) or length < 0:
-        raise ValueError(f"length must be a non-negative integer, got {length!r}")
-    prefix = tuple(prefix)
-    row = getattr(model, "exact", model)
-    V = len(row(prefix))
+    row, prefix, V, length = _law_args(model, prefix, length)
     law = {}
     for seq in itertools.product(range(V), repeat=length):
         prob = F(1) if hasattr(model, "exact") else 1.0
@@ -91,4 +107,29 @@ def sequence_law(model, prefix=(), length=3) -> dict:
             ctx = ctx + (t,)
         if prob != 0:
             law[seq] = prob
+    return law
+
+
+def stopped_sequence_law(model, prefix=(), length=3, stop=()) -> dict:
+    """Exact law of what plain sampling from ``model`` outputs with at most ``length`` new
+    tokens and the stop tokens ``stop``: a continuation ends with its first stop token
+    (kept), or after ``length`` tokens. {tuple: probability}, exact with ``model.exact``.
+
+    The law every sampler with ``stop=`` must reproduce (notebook 03, tests)."""
+    from .sampling import check_stop
+
+    row, prefix, _, length = _law_args(model, prefix, length)
+    stops = check_stop(stop)
+    law: dict = {}
+
+    def walk(seq, prob):
+        if len(seq) == length or (seq and seq[-1] in stops):
+            law[seq] = law.get(seq, 0) + prob
+            return
+        r = row(prefix + seq)
+        for t, pt in enumerate(r):
+            if pt:
+                walk(seq + (t,), prob * pt)
+
+    walk((), F(1) if hasattr(model, "exact") else 1.0)
     return law
