@@ -547,3 +547,25 @@ def test_quiz_grades_every_question_with_text_marks(q):
 def test_quiz_refuses_a_non_question():
     with pytest.raises(ValueError, match="question must be a Question"):
         quiz_mod.quiz_spec("What?")
+
+
+TRANSFORM_EXTREMES = [("temperature", "temperature", [0.0, 0.05, 1.0, 4.0]), ("top_k", "k", [1, 4]),
+                      ("top_p", "top_p", [0.01, 0.5, 1.0]), ("none", "temperature", [0.05]),
+                      ("greedy", "temperature", [0.05])]
+
+
+@pytest.mark.parametrize("transform, key, values", TRANSFORM_EXTREMES)
+def test_transforms_extremes_in_every_setup_and_context(transform, key, values):
+    """The texts for every setup × context × extreme value: clean, and the correct and
+    target-only setups always keep the intended law."""
+    for setup, ctx, v in itertools.product(tr_mod.SETUP_TITLES, tr_mod.CONTEXTS, values):
+        t = tr_mod.texts({**tr_mod.DEFAULTS, "setup": setup, "transform": transform, "context": ctx, key: v})
+        clean(t)
+        if setup in ("correct", "target_only"):
+            assert t["verdict"].startswith("✓")
+
+
+def test_transforms_greedy_draft_bias_at_the_defaults():
+    t = transforms_lab().last_texts
+    assert t["verdict"] == "✗ biased: TV(emitted, intended) = 0.1042"     # 5/48 at T = 1/2
+    assert transforms_lab(setup="correct").last_texts["verdict"] == "✓ emitted law = intended law"

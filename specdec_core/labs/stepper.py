@@ -15,7 +15,7 @@ import html
 import numpy as np
 
 from ..plots.style import COLORS
-from ..replay import counters_line, describe_step, format_counters, replay_steps
+from ..replay import describe_step, format_counters, replay_steps
 from ..sampling import speculative_generate
 from ..toy import SYMBOLS, toy_draft, toy_target
 from .base import Action, Html, Lab, LabSpec, int_slider, show
@@ -52,10 +52,6 @@ def demo_records(seed: int = DEMO_SEED, gamma: int = DEMO_GAMMA, rounds: int = D
 
 def _n_rounds(records) -> int:
     return 1 if hasattr(records, "proposals") else len(list(records))
-
-
-#: The counters text after ``n_clicks`` presses of next from the start (clamped at the end).
-counters_text = counters_line
 
 
 # ---------------------------------------------------------------- HTML rendering (display only)

@@ -79,15 +79,6 @@ def plot_expected_count_vs_gamma(ax, alphas=DEFAULT_ALPHAS, max_gamma: int = 12)
     return lines
 
 
-def count_distribution_figure(alpha=0.6, gamma=2, max_gamma: int = 16):
-    """Static fallback of the widget: K distribution (left) and E[K] against γ (right)."""
-    fig, (ax1, ax2) = new_axes(2, width=9.5, height=3.4)
-    bars = CountBars(ax1, max_gamma=max(max_gamma, gamma))
-    bars.update(alpha, gamma)
-    plot_expected_count_vs_gamma(ax2, DEFAULT_ALPHAS, 12)
-    return fig
-
-
 def expected_count_figure(alphas=DEFAULT_ALPHAS, max_gamma: int = 12):
     fig, ax = new_axes(1, width=6.4, height=3.4)
     plot_expected_count_vs_gamma(ax, alphas, max_gamma)

@@ -121,14 +121,6 @@ def rules_figure(p, q, symbols=None, rules=CORRECTION_RULES):
     return fig
 
 
-def rule_figure(p, q, rule, symbols=None):
-    """Static copy of the lab's view: one rule's output law against p, tagged *derived*."""
-    fig, ax = new_axes(width=4.6, height=2.9)
-    draw_rule_output(ax, p, q, rule, symbols)
-    tag_kind(ax, "derived", where="upper left")
-    return fig
-
-
 #: The corrections lab's figure, in pixels (shown 1:1).
 LAB_SIZE = (520, 300)
 

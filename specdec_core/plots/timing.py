@@ -92,12 +92,6 @@ class SpeedupMap:
         return ratio
 
 
-def speedup_map_figure(alpha=0.6, gamma=2, *, max_gamma=16, **budget):
-    fig, ax = new_axes(1, width=6.4, height=3.6)
-    SpeedupMap(ax, max_gamma).update(alpha, gamma, **budget)
-    return fig
-
-
 class RateBars:
     """Two bars: speculative and baseline tokens/s, updated in place.
 
@@ -122,15 +116,6 @@ class RateBars:
             bar.set_height(v)
             txt.set_position((txt.get_position()[0], v + 0.01 * top))
             txt.set_text(f"{v:.2f}")
-
-
-def timing_figure(alpha=0.6, gamma=2, *, max_gamma=16, **budget):
-    """Static fallback of the notebook-05 widget: rate bars and the (α, γ) map."""
-    fig, (ax1, ax2) = new_axes(2, width=10.0, height=3.6, width_ratios=[1, 2.2])
-    s = scenario_rates(alpha, gamma, **budget)
-    RateBars(ax1).update(s["rate"], s["baseline_rate"])
-    SpeedupMap(ax2, max_gamma).update(alpha, gamma, **budget)
-    return fig
 
 
 def improvement_figure(alphas=(0.6, 0.8, 0.9), c=0.1, max_gamma=12):

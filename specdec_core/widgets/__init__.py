@@ -1,2 +1,2 @@
-"""ipywidgets views. Each module builds the controls for one concept and calls the pure layer;
-no math lives here. Import the module you need, e.g. ``from specdec_core.widgets.quiz import show_quiz``."""
+"""Superseded by :mod:`specdec_core.labs` (the one lab protocol); only a ``show_quiz`` shim is
+left for notebooks not yet moved. Import labs from ``specdec_core.labs``."""

@@ -1,0 +1,139 @@
+"""Python-side update time of every lab (``specdec_core.labs``): median and p95 over varied updates.
+
+Run: .venv/bin/python benchmarks/bench_labs.py [--updates N]   (writes benchmarks/results/labs.json)
+
+One update = ``lab.set(key=value)`` for one control, which runs what a slider move runs in the
+kernel: the pure ``texts(state)``, the figure update (blitted PNG frame) and the widget values
+sent to the browser. Moves are seeded (``numpy.random.default_rng(2026)``): a control is picked at
+random; a slider moves 1 to 3 steps from where it is (as a drag does), a dropdown/toggle jumps to
+another option, a button is pressed. Five warm-up updates are not counted. Wall and CPU time are
+reported with the load average before and after, because on a shared machine wall time follows
+the load. Goal (issue 11): p95 ≤ 30 ms per lab. Not a test: timings vary with machine load.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+import numpy as np  # noqa: E402
+
+from specdec_core import labs  # noqa: E402
+from specdec_core.labs.base import Lab, LabSpec  # noqa: E402
+from specdec_core.questions import TRUTH_QUESTION  # noqa: E402
+
+RESULTS = os.path.join(os.path.dirname(__file__), "results", "labs.json")
+GOAL_P95_MS = 30.0
+
+
+def all_labs() -> dict:
+    """name -> factory for every lab the package exports (specs, the stepper, one quiz)."""
+    out = {}
+    for name in sorted(labs.__all__):
+        obj = getattr(labs, name)
+        if isinstance(obj, LabSpec):
+            out[obj.name] = (lambda spec=obj: Lab(spec))
+    out["stepper"] = labs.stepper_lab
+    out["quiz"] = lambda: labs.quiz_lab(TRUTH_QUESTION)
+    return out
+
+
+def next_move(lab: Lab, rng) -> tuple:
+    keys = list(lab.controls) + list(lab.actions)
+    key = keys[rng.integers(len(keys))]
+    if key in lab.actions:
+        return ("press", key)
+    ctl = lab.spec.controls[key]
+    now = lab.state[key]
+    if ctl.kind in ("int", "float"):
+        n = round((ctl.hi - ctl.lo) / ctl.step)
+        i = round((now - ctl.lo) / ctl.step) + int(rng.choice([-3, -2, -1, 1, 2, 3]))
+        i = min(max(i, 0), n)
+        v = ctl.lo + i * ctl.step
+        return ("set", key, int(round(v)) if ctl.kind == "int" else round(v, 10))
+    if ctl.kind == "checkbox":
+        return ("set", key, not now)
+    opts = [v for _, v in ctl.options if v != now] or [now]
+    return ("set", key, opts[rng.integers(len(opts))])
+
+
+def bench(factory, n_updates: int, rng) -> dict:
+    lab = factory()
+    wall, cpu = [], []
+    for i in range(n_updates + 5):
+        move = next_move(lab, rng)
+        t0, c0 = time.perf_counter(), time.process_time()
+        try:
+            if move[0] == "press":
+                lab.press(move[1])
+            else:
+                lab.set(**{move[1]: move[2]})
+        except Exception as exc:  # a lab bug: report it with the state, keep benchmarking the others
+            return {"error": f"{type(exc).__name__}: {exc}", "move": list(move), "state": repr(lab.state)}
+        if i >= 5:
+            wall.append((time.perf_counter() - t0) * 1e3)
+            cpu.append((time.process_time() - c0) * 1e3)
+
+    def p95(xs):
+        return float(np.percentile(xs, 95))
+
+    return {"updates": len(wall), "wall_median_ms": statistics.median(wall), "wall_p95_ms": p95(wall),
+            "cpu_median_ms": statistics.median(cpu), "cpu_p95_ms": p95(cpu)}
+
+
+def cpu_model() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--updates", type=int, default=60)
+    ap.add_argument("--no-save", action="store_true")
+    args = ap.parse_args()
+    if args.updates < 50:
+        ap.error("--updates must be at least 50")
+    rng = np.random.default_rng(2026)
+    load_before = os.getloadavg()
+    rows = {}
+    for name, factory in all_labs().items():
+        rows[name] = bench(factory, args.updates, rng)
+        r = rows[name]
+        if "error" in r:
+            print(f"[error]    {name:<11} {r['error']} after {r['move']} at {r['state']}", flush=True)
+            continue
+        print(f"[measured] {name:<11} wall median {r['wall_median_ms']:6.1f} ms  p95 {r['wall_p95_ms']:6.1f} ms"
+              f" · CPU median {r['cpu_median_ms']:5.1f} ms  p95 {r['cpu_p95_ms']:5.1f} ms"
+              f"  ({r['updates']} updates)", flush=True)
+    load_after = os.getloadavg()
+    meta = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "machine": f"{cpu_model()}, {os.cpu_count()} cores", "python": platform.python_version(),
+            "threads": 1, "load_average_before": [round(x, 2) for x in load_before],
+            "load_average_after": [round(x, 2) for x in load_after], "goal_p95_ms": GOAL_P95_MS,
+            "how": "lab.set(one control) per update, seeded moves; perf_counter and process_time"}
+    print(f"[measured] load average (1, 5, 15 min) before {meta['load_average_before']}, after "
+          f"{meta['load_average_after']}; {meta['machine']}; {meta['date']}")
+    slow = [n for n, r in rows.items() if "error" in r or r["cpu_p95_ms"] > GOAL_P95_MS]
+    print(f"CPU p95 above the {GOAL_P95_MS:.0f} ms goal (or failed): {', '.join(slow) or 'none'}")
+    if not args.no_save:
+        os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
+        with open(RESULTS, "w") as f:
+            json.dump({"meta": meta, "labs": rows}, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
