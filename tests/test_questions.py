@@ -72,7 +72,5 @@ def test_old_import_names_still_work():
     from specdec_core.kv import KV_QUESTION
     from specdec_core.llm.report import MEASURE_QUESTION
     from specdec_core.transforms import TRANSFORM_QUESTION
-    from specdec_core.widgets.counts import ACCEPTANCE_LENGTH_QUESTION
-    from specdec_core.widgets.timing import TIMING_QUESTION
-    for q in (KV_QUESTION, MEASURE_QUESTION, TRANSFORM_QUESTION, ACCEPTANCE_LENGTH_QUESTION, TIMING_QUESTION):
+    for q in (KV_QUESTION, MEASURE_QUESTION, TRANSFORM_QUESTION):
         assert q in ALL_QUESTIONS
