@@ -3,9 +3,11 @@
 - Chromium is Debian's (/usr/bin/chromium); no browser is ever downloaded. Without it the tests
   skip with a reason, unless SPECDEC_REQUIRE_BROWSER=1 (CI, see .ci/run), where they fail.
 - The server runs on a free loopback port with a random token, on a temporary copy of notebooks/,
-  with temporary JUPYTER_CONFIG_DIR / JUPYTER_RUNTIME_DIR / IPYTHONDIR / MPLCONFIGDIR and Lab
-  settings/workspaces folders, and an app settings folder holding overrides.json (no news prompt,
-  no update check, no autosave). Readiness is checked by TCP connect (a GET could start work).
+  with temporary JUPYTER_CONFIG_DIR / JUPYTER_RUNTIME_DIR / JUPYTER_DATA_DIR / IPYTHONDIR /
+  MPLCONFIGDIR and Lab settings/workspaces folders (a fresh data dir: no notebook is trusted, as
+  after a clone), and an app settings folder holding the project's lab/overrides.json (what
+  `make lab` and Binder install) merged with tests/browser/overrides.json (no news prompt, no
+  update check, no autosave). Readiness is checked by TCP connect (a GET could start work).
 - Teardown asks the server to shut down (which stops its kernels), then kills its process group,
   then kills any kernel still running on a connection file of this session: nothing is left behind.
 """
@@ -26,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from labdriver import NOTEBOOKS_SRC, REQUIRE, SCREENSHOTS
+from labdriver import NOTEBOOKS_SRC, REQUIRE, SCREENSHOTS, lab_settings
 
 HERE = Path(__file__).resolve().parent
 CHROMIUM = Path(os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium"))
@@ -176,12 +178,14 @@ def lab_server(chromium_path, tmp_path_factory) -> LabServer:
     else:
         (root / "notebooks").mkdir(parents=True)
     dirs = {name: tmp / name for name in ("config", "runtime", "ipython", "mpl", "user-settings",
-                                          "workspaces", "app-settings")}
+                                          "workspaces", "app-settings", "data")}
     for d in dirs.values():
         d.mkdir()
-    shutil.copy(HERE / "overrides.json", dirs["app-settings"] / "overrides.json")
+    # The project's Lab settings (lab/overrides.json: what `make lab` and Binder install, e.g. the
+    # widgets' saveState) plus the test-only keys of tests/browser/overrides.json.
+    (dirs["app-settings"] / "overrides.json").write_text(json.dumps(lab_settings(), indent=1))
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(dirs["config"]),
-               JUPYTER_RUNTIME_DIR=str(dirs["runtime"]), IPYTHONDIR=str(dirs["ipython"]),
+               JUPYTER_RUNTIME_DIR=str(dirs["runtime"]), JUPYTER_DATA_DIR=str(dirs["data"]), IPYTHONDIR=str(dirs["ipython"]),
                MPLCONFIGDIR=str(dirs["mpl"]), JUPYTERLAB_SETTINGS_DIR=str(dirs["user-settings"]),
                JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]), PYTHONDONTWRITEBYTECODE="1")
     env.pop("SPECDEC_REQUIRE_BROWSER", None)
