@@ -198,7 +198,8 @@ def replay_steps(records, *, correction: str = "residual") -> list[ReplayStep]:
             p_row = _row_tuple(rec.p_rows, rec.stop)
             q_row = _row_tuple(rec.q_rows, rec.stop)
             row = correction_row(p_row, q_row, correction) if p_row and q_row else None
-            pos = (tuple(float(v) for v in np.maximum(np.subtract(p_row, q_row), 0.0))
+            pos = (tuple(float(v) for v in correction_weights(np.asarray(p_row), np.asarray(q_row),
+                                                              "unnormalized"))
                    if p_row and q_row else None)
             c = replace(c, corrections=c.corrections + 1, emitted=c.emitted + acc + 1,
                         rounds_done=c.rounds_done + 1)
