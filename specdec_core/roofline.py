@@ -44,6 +44,7 @@ __all__ = [
     "arithmetic_intensity",
     "break_even_batch",
     "cost_curve_from_results",
+    "float_hardware",
     "get_hardware",
     "hardware_from_benchmark",
     "implied_draft_cost",
@@ -155,6 +156,16 @@ def get_hardware(hw) -> Hardware:
     if isinstance(hw, str) and hw in HARDWARE:
         return HARDWARE[hw]
     raise ValueError(f"hardware must be a Hardware or one of {tuple(HARDWARE)}, got {hw!r}")
+
+
+def float_hardware(hw) -> Hardware:
+    """The same hardware with float numbers (fast arithmetic for labs and searches; exact
+    Fractions are for checking, not for redrawing a figure)."""
+    from dataclasses import replace
+
+    h = get_hardware(hw)
+    return replace(h, bandwidth=float(h.bandwidth), peak=float(h.peak),
+                   pass_overhead_s=float(h.pass_overhead_s))
 
 
 def hardware_from_benchmark(results, *, threads: int = 2) -> Hardware:
@@ -391,13 +402,9 @@ def break_even_batch(target, draft, hardware, *, dtype, alpha, gamma, context,
     The speed-up falls as the batch grows (more of each pass turns compute-bound), so a
     bisection finds the crossing; float arithmetic (a search, not an exact result). The tests
     check it against a plain scan."""
-    from dataclasses import replace
-
     cap = check_int(max_sequences, "max_sequences", 1)
     check_int(check_gamma(gamma), "gamma", 1)
-    hw = get_hardware(hardware)
-    hwf = replace(hw, bandwidth=float(hw.bandwidth), peak=float(hw.peak),
-                  pass_overhead_s=float(hw.pass_overhead_s))
+    hwf = float_hardware(hardware)
     a = float(check_probability(alpha, "alpha"))
 
     def loses(S):

@@ -12,7 +12,7 @@ from ..kv import DTYPE_BYTES, PRESETS
 from ..plots.roofline import RooflineView, roofline_lab_figure
 from ..roofline import (
     HARDWARE,
-    get_hardware,
+    float_hardware,
     memory_bound_positions,
     pass_time,
     ridge_point,
@@ -28,7 +28,7 @@ MAX_GAMMA = RooflineView.MAX_GAMMA
 
 def roofline_texts(state) -> dict:
     """The lab's readouts for one state (plain text, always the same keys)."""
-    hw = get_hardware(state["hardware"])
+    hw = float_hardware(state["hardware"])
     kind = "derived-from-assumed" if hw.kind == "assumed" else "measured"
     kw = {"dtype": state["dtype"], "sequences": state["sequences"], "context": state["context"]}
     g = state["gamma"]

@@ -17,6 +17,18 @@ PART_STYLE = {
 }
 
 
+def nice_ceiling(x: float) -> float:
+    """The smallest of 1, 1.5, 2, 3, 4, 5, 6, 8 × 10^k at or above ``x`` (> 0): axis limits that
+    change only now and then, so a live figure rarely has to redraw its ticks."""
+    import math
+
+    k = math.floor(math.log10(x))
+    for m in (1, 1.5, 2, 3, 4, 5, 6, 8, 10):
+        if m * 10**k >= x:
+            return m * 10**k
+    return 10 ** (k + 1)
+
+
 class BreakdownView:
     """One stacked horizontal bar (GiB) per part of a :class:`WorkingSet`, and the budget as a
     dashed vertical line. Built once; :meth:`update` only moves artists (fast widget redraws)."""
@@ -51,7 +63,7 @@ class BreakdownView:
             right = max(right, b)
         else:
             self.budget.set_visible(False)
-        self.ax.set_xlim(0, right * 1.05 if right > 0 else 1.0)
+        self.ax.set_xlim(0, nice_ceiling(right * 1.05) if right > 0 else 1.0)
         self.title.set_text(title)
 
 

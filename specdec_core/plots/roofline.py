@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..roofline import get_hardware, memory_bound_positions, pass_time, serving_point
+from ..roofline import float_hardware, memory_bound_positions, pass_time, serving_point
 from .frames import lab_figure
 from .style import COLORS, KIND_COLORS, tag_kind
 
@@ -240,7 +240,7 @@ class RooflineView:
                                        *self.tags.values()])
 
     def update(self, state):
-        hw = get_hardware(state["hardware"])
+        hw = float_hardware(state["hardware"])
         kw = dict(dtype=state["dtype"], sequences=state["sequences"], context=state["context"])
         Ts, mem, comp, tot = _curve(state["target"], hw, max_positions=self.MAX_T, **kw)
         free = memory_bound_positions(state["target"], hw, max_positions=self.MAX_T, **kw)
