@@ -1,12 +1,22 @@
-"""Notebook 07's full measurement: real speculative decoding with SmolLM2-135M-Instruct in
-numpy on this CPU. Writes benchmarks/results/llm.json (labelled with machine and date).
+"""Notebook 09's measurement: speculative decoding with SmolLM2-135M-Instruct in numpy on this
+CPU, predicted first, then timed. Writes benchmarks/results/llm.json (``--quick``:
+llm-quick.json), labelled with machine, BLAS threads, load average and date.
 
-    .venv/bin/python benchmarks/bench_llm.py            # full run (several minutes)
-    .venv/bin/python benchmarks/bench_llm.py --quick    # a smoke run (≈1 min)
+    .venv/bin/python benchmarks/bench_llm.py            # full run (about 20 minutes, 2 cores)
+    .venv/bin/python benchmarks/bench_llm.py --quick    # a smoke run (under 2 minutes)
 
-Everything printed is *measured* here (time.perf_counter, min/median over repetitions as
-stated), except the predictions, which are *derived* from measured inputs through notebook
-05's model (specdec_core.timing.tokens_per_second).
+Method (all timed parts run with single-threaded BLAS by default, via threadpoolctl: steadier
+on a shared 2-core machine):
+1. memory: peak resident memory (VmHWM) of a fresh process loading the model, first load
+   (cache built) and second load (memory-mapped cache);
+2. calibration on prompts that are never evaluated (specdec_core.llm.workloads.CALIBRATION):
+   early-exit maps fitted by least squares, α per k, the n-gram discount, and micro-benchmarks
+   of the target call (T positions), each draft call (γ proposals) and the sampler per round;
+3. teacher forcing along target trajectories generated apart from the timed runs, then
+   *predictions* of tokens/s for every configuration — written before any timed run;
+4. the timed sweep: fresh target and draft for every run, plain and speculative interleaved,
+   ``--reps`` repetitions; decode-only (prompt prefill excluded, for both) and end-to-end;
+5. a law test whose sample size comes from a power calculation, correct and broken variants.
 """
 from __future__ import annotations
 
@@ -16,9 +26,10 @@ import json
 import os
 import platform
 import re
+import subprocess
 import sys
+import tempfile
 import time
-from collections import Counter
 
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
@@ -26,19 +37,18 @@ from threadpoolctl import threadpool_info, threadpool_limits
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from specdec_core import chi_square_gof, speculative_generate  # noqa: E402
-from specdec_core.llm import CachedTarget, LayerSkipDraft, Llama, PromptLookupDraft, load_model  # noqa: E402
-from specdec_core.llm import model as M  # noqa: E402
-from specdec_core.llm.adapters import probs_from_logits  # noqa: E402
-from specdec_core.llm.runs import (one_step_gap, position_cost_curve, predict_tokens_per_second,  # noqa: E402
-                                   run_plain, run_speculative)
-from specdec_core.llm.workloads import WORKLOADS, workload_prompt  # noqa: E402
+from specdec_core.llm import CachedTarget, PromptLookupDraft, load_model, probs_from_logits  # noqa: E402
+from specdec_core.llm import lawtest  # noqa: E402
+from specdec_core.llm import predict as P  # noqa: E402
+from specdec_core.llm.drafts import ExitDraft, NgramDraft, collect_residuals, fit_exit_map  # noqa: E402
+from specdec_core.llm.runs import OfferOnlyMatches, sweep, timed_run  # noqa: E402
+from specdec_core.llm.workloads import CALIBRATION, WORKLOADS, calibration_prompt, workload_prompt  # noqa: E402
 
-MAX_NEW = {"copy": 120, "code": 90, "story": 120}
+MAX_NEW = {"copy": 96, "code": 64, "story": 64}
 
 
 def compact_number_lists(text):
-    """Put lists of plain numbers (token ids, histograms) on one line in the indented JSON."""
+    """Put lists of plain numbers on one line in the indented JSON."""
     return re.sub(r"\[\s+([-+\d.eE,\s]+?)\s+\]",
                   lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]", text)
 
@@ -53,8 +63,8 @@ def machine():
                     break
     except OSError:
         pass
-    blas = [(i.get("internal_api"), i.get("num_threads")) for i in threadpool_info()]
-    return {"cpu": cpu, "cores": os.cpu_count(), "blas": blas, "numpy": np.__version__,
+    return {"cpu": cpu, "cores": os.cpu_count(), "numpy": np.__version__,
+            "blas": [(i.get("internal_api"), i.get("num_threads")) for i in threadpool_info()],
             "python": platform.python_version(), "platform": platform.platform(),
             "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "load_avg_start": os.getloadavg()}
@@ -64,206 +74,408 @@ def log(*a):
     print(*a, flush=True)
 
 
-def cost_curves(m, ctx, Ts, reps):
+def vm_hwm_mib(pid="self"):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+PROBE = r"""
+import sys, time, numpy as np
+sys.path.insert(0, {root!r})
+from specdec_core.llm import load_model, CachedTarget
+from specdec_core import autoregressive_generate
+t = time.perf_counter()
+lm = load_model(cache={cache!r})
+s = time.perf_counter() - t
+g = CachedTarget(lm.model, 0.0)
+out = autoregressive_generate(g, tuple(lm.codec.encode("The capital of France is")), max_new_tokens=4,
+                              rng=np.random.default_rng(0))
+hwm = [int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM')][0]
+print("PROBE", lm.info.from_cache, round(s, 2), hwm, repr(lm.codec.decode(out.tokens)))
+"""
+
+
+def memory_probe(first_load: bool):
+    """Peak resident memory of a fresh Python process that loads the model and decodes 4 tokens:
+    first load (the cache is built in a new temporary folder) and second load (cache reused)."""
     out = {}
-    for threads in (2, 1):
-        with threadpool_limits(threads):
-            out[f"threads{threads}"] = position_cost_curve(m, ctx, Ts, reps=reps)
-    saved = (M.GEMV_MAX_ROWS, M.PAD_ROWS)
-    M.GEMV_MAX_ROWS, M.PAD_ROWS = 1, 1                      # plain x @ W for every T
-    with threadpool_limits(2):
-        out["threads2_plain_matmul"] = position_cost_curve(m, ctx, Ts, reps=reps)
-    M.GEMV_MAX_ROWS, M.PAD_ROWS = saved
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = ([("first_load", tmp)] if first_load else []) + [("second_load", tmp if first_load else True)]
+        for name, cache in cases:
+            r = subprocess.run([sys.executable, "-c", PROBE.format(root=ROOT, cache=cache)],
+                               capture_output=True, text=True, timeout=600)
+            line = [l for l in r.stdout.splitlines() if l.startswith("PROBE")]
+            if not line:
+                out[name] = {"error": r.stderr[-500:]}
+                continue
+            _, from_cache, secs, hwm, text = line[0].split(" ", 4)
+            out[name] = {"from_cache": from_cache == "True", "seconds": float(secs),
+                         "vm_hwm_mib": int(hwm) / 1024, "text": text}
     return out
 
 
-def layer_skip_alpha(lm, ks, n_tokens):
-    """Exact per-position acceptance α = Σ_x min(p, q) of the k-layer draft along the target's
-    own temperature-1 and greedy trajectories on the story workload (no sampling noise)."""
+# ---------------------------------------------------------------- calibration
+
+def calibration_sequences(lm, names, n_new, seed=7):
+    """prompt + n_new tokens sampled at temperature 1, for the named calibration prompts."""
+    seqs = {}
+    for i, name in enumerate(names):
+        prompt = calibration_prompt(lm.codec, name)
+        tgt = CachedTarget(lm.model, 1.0)
+        s = timed_run(tgt, None, prompt, max_new_tokens=n_new, rng=np.random.default_rng(seed + i))
+        seqs[name] = (list(prompt), list(s.tokens))
+    return seqs
+
+
+def exit_study(lm, seqs, ks, fit_names, val_names, eval_names, shrinks):
+    """Fit the early-exit maps on some calibration sequences, pick the shrinkage on others
+    (validation), report α on the rest (held out), trained and untrained, at temperature 1
+    (Σ min(p, q)) and greedy (argmax agreement)."""
     m = lm.model
-    prompt = workload_prompt(lm.codec, "story")
-    res = {}
-    for temp in (1.0, 0.0):
-        tgt = CachedTarget(m, temp)
-        traj = run_plain(tgt, prompt, n_tokens, np.random.default_rng(7)).tokens
-        seq = list(prompt) + list(traj)
-        P = len(prompt)
-        p = probs_from_logits(m.logits_for(seq)[P - 1:-1], temp)
-        for k in ks:
-            d = Llama(m.cfg, m.w, n_layers=k)
-            q = probs_from_logits(d.logits_for(seq)[P - 1:-1], temp)
-            res.setdefault(f"T{temp:g}", {})[k] = float(np.minimum(p, q).sum(1).mean())
-    return res
+    L = m.cfg.n_layers
+    fit = collect_residuals(m, [seqs[n][0] + seqs[n][1] for n in fit_names], list(ks) + [L])
+
+    def prepared(names):
+        evs = []
+        for n in names:
+            prompt, gen = seqs[n]
+            seq = prompt + gen
+            P0 = len(prompt)
+            lg = m.logits_for(seq)[P0 - 1:-1]
+            evs.append((seq, P0, probs_from_logits(lg, 1.0), np.argmax(lg, axis=1)))
+        return evs
+
+    def alphas(d, evs):
+        a1, a0 = [], []
+        for seq, P0, p, am in evs:
+            ql = d.logits_along(seq)[P0 - 1:-1]
+            a1.append(P.alpha_along(p, probs_from_logits(ql, 1.0)))
+            a0.append(np.argmax(ql, axis=1) == am)
+        return float(np.mean(np.concatenate(a1))), float(np.mean(np.concatenate(a0)))
+
+    val, ev = prepared(val_names), prepared(eval_names)
+    maps, chosen = {}, {}
+    rows = {"T1": {"trained": {}, "untrained": {}}, "T0": {"trained": {}, "untrained": {}}}
+    for k in ks:
+        cands = {s: fit_exit_map(fit[k], fit[L], shrink=s) for s in shrinks}
+        score = {s: alphas(ExitDraft(m, k, *cands[s]), val)[0] for s in shrinks}
+        chosen[k] = max(score, key=score.get)
+        maps[k] = cands[chosen[k]]
+        for kind, (A, b) in (("trained", maps[k]), ("untrained", (None, None))):
+            rows["T1"][kind][k], rows["T0"][kind][k] = alphas(ExitDraft(m, k, A, b), ev)
+    return maps, rows, fit[L].shape[0], chosen
 
 
-def law_check(lm, runs, k_draft, gamma, seed=11):
-    """End-to-end goodness of fit on the real model: 3-token continuations of a fixed prompt
-    sampled by speculative decoding (layer-skip draft, temperature 1) against the exact law.
-    Sequences whose first two tokens have probability < 1e-3 (and third-token tails below
-    1e-4 overall) are pooled into one outcome 'other'."""
-    m = lm.model
-    prefix = tuple(lm.codec.encode("The capital of France is"))
+def ngram_alpha(lm, seqs, names, discounts):
+    """Mean Σ min(p, q) of the n-gram draft along calibration sequences, per discount."""
+    m, V = lm.model, lm.cfg.vocab_size
+    out = {}
+    pre = []
+    for n in names:
+        prompt, gen = seqs[n]
+        seq = prompt + gen
+        pre.append((seq, len(prompt), probs_from_logits(m.logits_for(seq)[len(prompt) - 1:-1], 1.0)))
+    for d in discounts:
+        al = []
+        for seq, P0, p in pre:
+            dr = NgramDraft(V, discount=d)
+            q = np.stack([dr(seq[:j]) for j in range(P0, len(seq))])
+            al.append(P.alpha_along(p, q))
+        out[d] = float(np.mean(np.concatenate(al)))
+    return out
 
-    def p_after(seq):
-        return probs_from_logits(m.logits_for(list(seq))[-1:], 1.0)[0]
 
-    law, p1 = {}, p_after(prefix)
-    for x1 in np.flatnonzero(p1 >= 1e-3):
-        p2 = p_after(prefix + (int(x1),))
-        for x2 in np.flatnonzero(p1[x1] * p2 >= 1e-3):
-            w = p1[x1] * p2[x2]
-            p3 = p_after(prefix + (int(x1), int(x2)))
-            for x3 in np.flatnonzero(w * p3 >= 1e-4):
-                law[(int(x1), int(x2), int(x3))] = float(w * p3[x3])
-    law["other"] = 1.0 - sum(law.values())
-    tgt, draft = CachedTarget(m, 1.0), LayerSkipDraft(m, k_draft, temperature=1.0)
-    rng = np.random.default_rng(seed)
-    counts, acc, prop = Counter(), 0, 0
-    t = time.perf_counter()
-    for _ in range(runs):
-        r = speculative_generate(tgt, draft, prefix, gamma=gamma, max_new_tokens=3, rng=rng)
-        counts[r.tokens if r.tokens in law else "other"] += 1
-        acc += r.accepted
-        prop += r.proposed
-    g = chi_square_gof(counts, law)
-    top = sorted(((v, k) for k, v in law.items() if k != "other"), reverse=True)[:5]
-    return {"runs": runs, "gamma": gamma, "draft": f"layer-skip k={k_draft}", "outcomes": len(law),
-            "other_mass": law["other"], "chi2": g.statistic, "dof": g.dof, "p_value": g.p_value,
-            "threshold": g.threshold, "rejected": g.rejected, "summary": str(g),
-            "accepted": acc, "proposed": prop, "seconds": time.perf_counter() - t,
-            "top": [[lm.codec.decode(k), v, counts.get(k, 0) / runs] for v, k in top]}
+# ---------------------------------------------------------------- teacher forcing
+
+def trajectory(lm, prompt, n, temp, seed):
+    tgt = CachedTarget(lm.model, temp)
+    return list(timed_run(tgt, None, prompt, max_new_tokens=n, rng=np.random.default_rng(seed)).tokens)
+
+
+def top2_margins(logits):
+    part = np.partition(logits, -2, axis=1)[:, -2:]
+    return np.abs(part[:, 1] - part[:, 0])
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--threads", type=lambda v: [int(x) for x in v.split(",")], default=[2, 1],
-                    help="BLAS thread counts for the sweep, e.g. 2,1")
-    ap.add_argument("--reps", type=int, default=2, help="repetitions per configuration (best kept)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "llm.json"))
+    ap.add_argument("--threads", type=int, default=1, help="BLAS threads for every timed part (default 1)")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions of every configuration")
+    ap.add_argument("--out", default=None)
     args = ap.parse_args()
     quick = args.quick
+    out_path = args.out or os.path.join(ROOT, "benchmarks", "results", "llm-quick.json" if quick else "llm.json")
+    t_start = time.perf_counter()
     info = machine()
+    info["blas_threads_used"] = args.threads
     log("machine:", info)
-    t = time.perf_counter()
-    lm = load_model()
-    m, V = lm.model, lm.cfg.vocab_size
-    out = {"machine": info, "load": {"seconds": time.perf_counter() - t, "from_cache": lm.info.from_cache,
-                                     "stages": lm.info.stages}, "quick": quick}
-    log("load:", out["load"])
+    out = {"machine": info, "quick": quick}
 
-    # warm up (page faults, BLAS threads)
-    warm = CachedTarget(m, 0.0)
-    run_plain(warm, workload_prompt(lm.codec, "copy"), 8, np.random.default_rng(0))
+    def save():
+        info["load_avg_end"] = os.getloadavg()
+        info["wall_minutes"] = (time.perf_counter() - t_start) / 60
+        out["process_vm_hwm_mib"] = vm_hwm_mib()
+        text = json.dumps(out, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
+        os.makedirs(os.path.dirname(out_path), exist_ok=True)
+        with open(out_path, "w") as f:
+            f.write(compact_number_lists(text) + "\n")
 
-    # 1. the cost of scoring T new positions at once
-    Ts = list(range(1, 17))
-    ctx = workload_prompt(lm.codec, "copy")
-    out["cost_curve"] = cost_curves(m, ctx, Ts, reps=3 if quick else 7)
-    for name, c in out["cost_curve"].items():
-        log(f"cost {name}: " + " ".join(f"{T}:{c[T][0]:.1f}" for T in Ts))
-
-    # 2. workloads × temperature × draft × γ, for each BLAS thread count
-    gammas = [2, 4, 7, 10, 15] if not quick else [4, 10]
+    out["memory"] = memory_probe(first_load=True) if not quick else {}
+    log("memory:", out["memory"])
+    n_new = {k: (16 if quick else v) for k, v in MAX_NEW.items()}
     reps = 1 if quick else args.reps
-    runs, plain, stats = [], {}, []
-    for threads in args.threads:
-        with threadpool_limits(threads):
-            for wname in WORKLOADS:
-                prompt = workload_prompt(lm.codec, wname)
-                n = MAX_NEW[wname] if not quick else 40
-                for temp in (0.0, 1.0):
-                    tgt = CachedTarget(m, temp)
-                    # best of `reps + 1` runs (same seed, same tokens): the least disturbed one
-                    base = max((run_plain(tgt, prompt, n, np.random.default_rng(1)) for _ in range(reps + 1)),
-                               key=lambda s: s.tokens_per_s)
-                    plain[f"{wname}/T{temp:g}/threads{threads}"] = base.to_dict()
-                    log(f"[{threads} thr] {wname} T={temp:g} plain {base.tokens_per_s:.1f} tok/s "
-                        f"({1e3 * base.target_s / base.n_tokens:.1f} ms/token in the target)")
-                    configs = [("lookup-adaptive", g) for g in gammas] + [("lookup-fixed", g) for g in gammas]
-                    configs += [(f"layerskip-k{k}", g) for k in ((4, 10) if not quick else (4,)) for g in (2, 4)]
-                    for name, g in configs:
-                        best = None
-                        for _ in range(reps):
-                            if name.startswith("lookup"):
-                                draft = PromptLookupDraft(V)
-                            else:
-                                draft = LayerSkipDraft(m, int(name.split("k")[-1]), temperature=temp)
-                            s = run_speculative(tgt, draft, prompt, g, n, np.random.default_rng(2),
-                                                adaptive=name == "lookup-adaptive", label=name)
-                            if best is None or s.tokens_per_s > best.tokens_per_s:
-                                best = s
-                        s = best
-                        d = s.to_dict()
-                        d.update(workload=wname, draft=name, threads=threads,
-                                 speedup=s.tokens_per_s / base.tokens_per_s,
-                                 greedy_equal=(s.tokens == base.tokens) if temp == 0 else None,
-                                 plain_tokens_per_s=base.tokens_per_s,
-                                 plain_ms_per_token=1e3 * base.target_s / base.n_tokens)
-                        runs.append(d)
-                        stats.append(s)
-                        per = {k: round(v, 1) for k, v in s.per_round_ms().items()}
-                        log(f"  {name:16s} γ={g:2d} {s.tokens_per_s:6.1f} tok/s ×{d['speedup']:.2f} "
-                            f"α={s.alpha:.2f} K̄={s.mean_k:.2f} per round ms {per}"
-                            + (f" equal={d['greedy_equal']}" if temp == 0 else ""))
-    # the cost curves again, after the sweep: a point keeps the least disturbed measurement of the two
-    again = cost_curves(m, ctx, Ts, reps=3 if quick else 7)
-    for name, c in again.items():
-        old = out["cost_curve"][name]
-        out["cost_curve"][name] = {T: (min(old[T][0], c[T][0]), min(old[T][1], c[T][1])) for T in Ts}
-        log(f"cost {name} (min of both passes): " + " ".join(f"{T}:{out['cost_curve'][name][T][0]:.1f}" for T in Ts))
-    # plain decoding measures T = 1 too (target time per token, greedy and temperature 1)
-    for threads in args.threads:
-        key = f"threads{threads}"
-        pm = min(1e3 * v["target_s"] / v["n_tokens"] for k, v in plain.items() if k.endswith("/" + key))
-        c1 = out["cost_curve"][key][1]
-        out["cost_curve"][key][1] = (min(c1[0], pm), c1[1])
-    for d, s in zip(runs, stats):
-        curve = {T: out["cost_curve"][f"threads{d['threads']}"][T][0] for T in Ts}
-        g = d["gamma"]
-        d["predicted_k_hist"] = predict_tokens_per_second(s, curve, use="k_hist")
-        d["predicted_alpha"] = predict_tokens_per_second(s, curve, use="alpha")
-        d["prediction_error_k_hist"] = d["predicted_k_hist"] / s.tokens_per_s - 1
-        d["prediction_error_alpha"] = d["predicted_alpha"] / s.tokens_per_s - 1
-        d["ceiling"] = (g + 1) / (curve[g + 1] / curve[1])
-        log(f"  [{d['threads']} thr] {d['workload']:5s} T={d['temperature']:g} {d['draft']:16s} γ={g:2d} "
-            f"measured {s.tokens_per_s:6.1f} predicted {d['predicted_k_hist']:6.1f} / {d['predicted_alpha']:6.1f} tok/s "
-            f"(error {100 * d['prediction_error_k_hist']:+.0f}% / {100 * d['prediction_error_alpha']:+.0f}%)")
-    out["plain"] = plain
-    out["runs"] = runs
-    out["settings"] = {"threads": args.threads, "reps": reps, "max_new_tokens": MAX_NEW if not quick else 40,
-                       "gammas": gammas, "gemv_max_rows": M.GEMV_MAX_ROWS, "pad_rows": M.PAD_ROWS}
-    out["best_copy_greedy"] = {}
-    for threads in args.threads:
-        cand = [r for r in runs if r["workload"] == "copy" and r["temperature"] == 0 and r["threads"] == threads]
-        b = max(cand, key=lambda r: r["speedup"])
-        out["best_copy_greedy"][f"threads{threads}"] = {
-            k: b[k] for k in ("draft", "gamma", "plain_tokens_per_s", "tokens_per_s", "speedup", "ceiling",
-                              "greedy_equal", "alpha", "mean_k")}
-    log("best copy greedy:", out["best_copy_greedy"])
+    with threadpool_limits(args.threads):
+        t = time.perf_counter()
+        lm = load_model()
+        m, V = lm.model, lm.cfg.vocab_size
+        out["load"] = {"seconds": time.perf_counter() - t, "from_cache": lm.info.from_cache}
+        # warm-up: page in the memory-mapped weights
+        trajectory(lm, workload_prompt(lm.codec, "copy"), 4, 0.0, 0)
 
-    # 4. layer-skip acceptance, exact along target trajectories
-    ks = [2, 4, 6, 8, 10, 12, 15, 20, 25] if not quick else [4, 10]
-    out["layer_skip_alpha"] = layer_skip_alpha(lm, ks, 64 if not quick else 16)
-    log("layer-skip α:", out["layer_skip_alpha"])
+        # ---- 2. calibration (never the evaluated prompts)
+        t = time.perf_counter()
+        names = list(CALIBRATION) if not quick else ["cal-copy", "cal-code", "cal-letter", "cal-story"]
+        seqs = calibration_sequences(lm, names, 12 if quick else 80)
+        fit_names, val_names, eval_names = names[:-3], names[-3:-2], names[-2:]
+        ks = [10] if quick else [4, 8, 12, 16, 20, 24]
+        shrinks = [0.03] if quick else [0.003, 0.03, 0.3]
+        maps, exit_alpha, n_fit, shrink_k = exit_study(lm, seqs, ks, fit_names, val_names, eval_names, shrinks)
+        discounts = [0.3] if quick else [0.1, 0.3, 0.5, 0.7, 0.9]
+        ng = ngram_alpha(lm, seqs, ["cal-copy", "cal-code"], discounts)
+        d_best = max(ng, key=ng.get)
+        out["calibration"] = {"prompts": names, "fit_prompts": fit_names, "validation_prompts": val_names,
+                              "alpha_prompts": eval_names, "exit_shrink": shrink_k,
+                              "fit_positions": n_fit, "exit_alpha": exit_alpha,
+                              "ngram_alpha_by_discount": ng, "ngram_discount": d_best}
+        log("exit α:", exit_alpha)
+        log("n-gram α by discount:", ng, "→", d_best)
 
-    # 5. the law: one step exactly, and end to end empirically
-    prompt = tuple(workload_prompt(lm.codec, "story"))
-    p = CachedTarget(m, 1.0)(prompt)
-    q = LayerSkipDraft(m, 8, temperature=1.0)(prompt)
-    onehot = np.zeros_like(p)
-    onehot[int(np.argmax(q))] = 1.0
-    out["one_step"] = {"layer_skip_k8": one_step_gap(p, q), "one_hot": one_step_gap(p, onehot), "vocab": V}
-    log("one step max |out − p|:", out["one_step"])
-    out["gof"] = law_check(lm, 60 if quick else 300, k_draft=8, gamma=2)
-    log("end-to-end law:", out["gof"]["summary"])
+        ctx = seqs["cal-copy"][0] + seqs["cal-copy"][1]
+        reps_mb = 2 if quick else 5
+        Ts = list(range(1, 13)) + [16] if not quick else [1, 2, 3, 4]
+        verify = {f"T{temp:g}": P.verify_cost_curve(m, ctx, Ts, temperature=temp, reps=reps_mb) for temp in (0.0, 1.0)}
+        overhead = {f"T{temp:g}": P.overhead_curve(V, list(range(0, 12)) if not quick else [0, 1, 2, 3],
+                                                   temperature=temp, reps=3 if quick else 20)
+                    for temp in (0.0, 1.0)}
+        step = {}
+        for k in ks:
+            step[k] = P.draft_cost_curve(ExitDraft(m, k, *maps[k], temperature=1.0), ctx, [1], reps=reps_mb)[1]["median"]
+        # choose the exit layer: best predicted speed-up at temperature 1 on the held-out calibration α
+        v1 = {T: c["median"] for T, c in verify["T1"].items()}
 
-    info["load_avg_end"] = os.getloadavg()
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    text = json.dumps(out, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
-    with open(args.out, "w") as f:
-        f.write(compact_number_lists(text) + "\n")
-    log("wrote", args.out)
+        def iid_speed(alpha, k):
+            best = 0
+            for g in (1, 2, 3):
+                ek = (1 - alpha ** (g + 1)) / (1 - alpha)
+                best = max(best, ek / (g * step[k] + v1[g + 1]) * v1[1])
+            return best
+        k_best = max(ks, key=lambda k: iid_speed(exit_alpha["T1"]["trained"][k], k))
+        out["calibration"].update(exit_step_ms=step, exit_k=k_best,
+                                  exit_predicted_speedup_T1={k: iid_speed(exit_alpha["T1"]["trained"][k], k) for k in ks},
+                                  seconds=time.perf_counter() - t)
+        log("exit step ms:", step, "chosen k:", k_best)
+        A, b = maps[k_best]
+
+        gam = {"lookup": [2, 4, 7, 10] if not quick else [3], "ngram": [2, 4, 6] if not quick else [2],
+               "exit": [1, 2] if not quick else [1]}
+        configs = [("lookup", g, True) for g in gam["lookup"]] + [("ngram", g, False) for g in gam["ngram"]] \
+            + [("exit", g, False) for g in gam["exit"]]
+
+        def make_draft(name, temp):
+            if name == "lookup":
+                return PromptLookupDraft(V)
+            if name == "ngram":
+                return NgramDraft(V, discount=d_best, temperature=temp)
+            return ExitDraft(m, k_best, A, b, temperature=temp)
+
+        draft_cost = {}
+        for name in ("lookup", "ngram", "exit"):
+            gs = sorted(set([0, 1] + gam[name]))
+            draft_cost[name] = P.draft_cost_curve(make_draft(name, 1.0), ctx, gs, reps=reps_mb)
+        out["micro"] = {"context_tokens": len(ctx), "verify_ms": verify, "draft_ms": draft_cost,
+                        "overhead_ms": overhead, "reps": reps_mb,
+                        "how": "median of interleaved repetitions after one untimed sweep, perf_counter"}
+        log("verify ms T1:", {T: round(c["median"], 1) for T, c in verify["T1"].items()})
+        log("draft ms:", {n: {g: round(c["median"], 2) for g, c in d.items()} for n, d in draft_cost.items()})
+        save()
+
+        # ---- 3. teacher forcing along separately generated trajectories, then predictions
+        t = time.perf_counter()
+        prompts = {w: workload_prompt(lm.codec, w) for w in WORKLOADS}
+        pred, margins, tf = {}, {}, {}
+        for w, prompt in prompts.items():
+            n = n_new[w]
+            for temp in (0.0, 1.0):
+                key = f"{w}/T{temp:g}"
+                med = {kk: {g: c["median"] for g, c in vv.items()} for kk, vv in
+                       (("verify", verify[f"T{temp:g}"]), ("overhead", overhead[f"T{temp:g}"]))}
+                plain_cost = P.CostModel(med["verify"], {0: 0.0}, med["overhead"])
+                pred[f"{key}/plain"] = P.predict_decode(plain_cost, P.plain_trace(n))
+                trajs = [trajectory(lm, prompt, n, temp, 900 + s) for s in range(1 if (temp == 0 or quick) else 2)]
+                if temp == 0:
+                    lg = m.logits_for(list(prompt) + trajs[0])[len(prompt) - 1:-1]
+                    mg = top2_margins(lg)
+                    margins[w] = {"min": float(mg.min()), "smallest": sorted(float(x) for x in mg)[:5],
+                                  "below_1e-4": int((mg < 1e-4).sum()), "below_1e-3": int((mg < 1e-3).sum()),
+                                  "below_1e-2": int((mg < 1e-2).sum()), "positions": int(len(mg))}
+                alphas = {}
+                for name in ("lookup", "ngram", "exit"):
+                    dm = {g: c["median"] for g, c in draft_cost[name].items()}
+                    cost = P.CostModel(med["verify"], dm, med["overhead"])
+                    for g in gam[name]:
+                        adaptive = name == "lookup"
+                        if temp == 0:
+                            dr = make_draft(name, 0.0)
+                            tr = [P.greedy_trace(dr, prompt, trajs[0], g, adaptive=adaptive)]
+                        else:
+                            tr = []
+                            for s, traj in enumerate(trajs):
+                                a, avail = alphas.get((name, s), (None, None))
+                                if a is None:
+                                    a, avail = teacher_alpha(lm, name, make_draft, prompt, traj)
+                                    alphas[(name, s)] = (a, avail)
+                                tr += P.sampled_traces(a, g, avail=avail if adaptive else None, sims=200, seed=s)
+                        pr = P.predict_decode(cost, tr)
+                        pred[f"{key}/{name}/{g}"] = pr
+                tf[key] = {name: float(np.mean(np.concatenate([alphas[(name, s)][0] for s in range(len(trajs))])))
+                           for name in ("lookup", "ngram", "exit") if (name, 0) in alphas}
+                log(f"predicted {key}: plain {pred[f'{key}/plain']['tokens_per_s']:.1f} tok/s; "
+                    + " ".join(f"{c[0]}{c[1]}:{pred[f'{key}/{c[0]}/{c[1]}']['tokens_per_s']:.1f}" for c in configs))
+        out["predictions"] = {"made_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S UTC"),
+                              "values": pred, "teacher_forcing_alpha_T1": tf, "seconds": time.perf_counter() - t}
+        out["greedy_margins"] = margins
+        save()
+
+        # ---- 4. the timed sweep
+        t = time.perf_counter()
+        loads = []
+
+        def on_run(d):
+            if d["draft"] == "plain":
+                loads.append(os.getloadavg()[0])
+            log(f"  rep {d['rep']} {d['workload']:5s} T={d['temperature']:g} {d['draft']:6s} γ={d['gamma']:2d} "
+                f"{d['tokens_per_s']:6.1f} tok/s decode, {d['e2e_tokens_per_s']:6.1f} e2e, α={d['alpha']:.2f}")
+
+        runs = sweep(lambda temp: CachedTarget(m, temp), make_draft, prompts, configs,
+                     temperatures=(0.0, 1.0), reps=reps, max_new_tokens=n_new, on_run=on_run)
+        out["sweep"] = {"seconds": time.perf_counter() - t, "load_avg_1min_at_plain_runs": loads,
+                        "reps": reps, "max_new_tokens": n_new, "configs": configs, "seeds": "100 + rep",
+                        "definition": "decode-only: from the first decoding call to the last token, prompt already "
+                                      "scored into fresh target and draft caches (prefill excluded for plain and "
+                                      "speculative alike); end-to-end: prefill included"}
+        out["runs"] = summarize_runs(runs, pred)
+        save()
+
+        # ---- 5. the law test, sample size from a power calculation
+        t = time.perf_counter()
+        out["law"] = law_section(lm, maps, ks, quick)
+        out["law"]["seconds"] = time.perf_counter() - t
+        log("law:", {k: v for k, v in out["law"].items() if k not in ("top",)})
+    save()
+    log(f"wrote {out_path} in {(time.perf_counter() - t_start) / 60:.1f} min")
+
+
+def teacher_alpha(lm, name, make_draft, prompt, traj):
+    """α_j = Σ min(p_j, q_j) at temperature 1 along a sampled trajectory; for the adaptive
+    lookup also how many proposals its match offers at each position."""
+    m, V = lm.model, lm.cfg.vocab_size
+    seq = list(prompt) + list(traj)
+    P0 = len(prompt)
+    p = probs_from_logits(m.logits_for(seq)[P0 - 1:-1], 1.0)
+    dr = make_draft(name, 1.0)
+    avail = None
+    if name == "exit":
+        q = probs_from_logits(dr.logits_along(seq)[P0 - 1:-1], 1.0)
+        return P.alpha_along(p, q), None
+    if name == "ngram":
+        q = np.stack([dr(seq[:j]) for j in range(P0, len(seq))])
+        return P.alpha_along(p, q), None
+    alpha, avail = np.zeros(len(traj)), np.zeros(len(traj), int)
+    for j in range(P0, len(seq)):
+        toks = dr.match(seq[:j], 16)
+        avail[j - P0] = len(toks)
+        if toks:
+            alpha[j - P0] = p[j - P0, toks[0]]
+    return alpha, avail
+
+
+def summarize_runs(runs, pred):
+    """Per configuration: decode-only and end-to-end tokens/s and speed-up over the plain run of
+    the same repetition (median, min, max), the prediction and its error, greedy equality."""
+    plain = {(r["workload"], r["temperature"], r["rep"]): r for r in runs if r["draft"] == "plain"}
+    groups = {}
+    for r in runs:
+        groups.setdefault((r["workload"], r["temperature"], r["draft"], r["gamma"]), []).append(r)
+
+    def spread(xs):
+        return {"median": float(np.median(xs)), "min": float(min(xs)), "max": float(max(xs)), "n": len(xs)}
+
+    out = []
+    for (w, temp, name, g), rs in groups.items():
+        ps = [plain[(w, temp, r["rep"])] for r in rs]
+        row = {"workload": w, "temperature": temp, "draft": name, "gamma": g,
+               "decode_tokens_per_s": spread([r["tokens_per_s"] for r in rs]),
+               "e2e_tokens_per_s": spread([r["e2e_tokens_per_s"] for r in rs]),
+               "speedup_decode": spread([r["tokens_per_s"] / p["tokens_per_s"] for r, p in zip(rs, ps)]),
+               "speedup_e2e": spread([r["e2e_tokens_per_s"] / p["e2e_tokens_per_s"] for r, p in zip(rs, ps)]),
+               "prefill_ms": spread([1e3 * r["prefill_s"] for r in rs]),
+               "alpha": spread([r["alpha"] if r["alpha"] == r["alpha"] else 0.0 for r in rs]),
+               "mean_k": spread([r["mean_k"] for r in rs]),
+               "n_tokens": rs[0]["n_tokens"],
+               "per_round_ms": {k: float(np.median([1e3 * r[s] / r["rounds"] for r in rs]))
+                                for k, s in (("draft", "draft_s"), ("verify", "target_s"), ("overhead", "overhead_s"))},
+               "k_hist": rs[0]["k_hist"], "accept_by_pos": rs[0]["accept_by_pos"]}
+        if temp == 0 and name != "plain":
+            row["greedy_equal"] = [r["tokens"] == p["tokens"] for r, p in zip(rs, ps)]
+        key = f"{w}/T{temp:g}/plain" if name == "plain" else f"{w}/T{temp:g}/{name}/{g}"
+        if key in pred:
+            row["predicted_tokens_per_s"] = pred[key]["tokens_per_s"]
+            row["prediction_error"] = pred[key]["tokens_per_s"] / row["decode_tokens_per_s"]["median"] - 1
+        out.append(row)
+    return out
+
+
+def law_section(lm, maps, ks, quick):
+    """The first token of a γ = 1 round after a fixed prefix, with the trained early-exit draft
+    of the smallest k whose α there is at least 0.3."""
+    m = lm.model
+    prefix = tuple(lm.codec.chat("Name a colour."))
+    tgt = CachedTarget(m, 1.0)
+    p = tgt(prefix)
+    chosen = None
+    for k in sorted(ks):
+        q = ExitDraft(m, k, *maps[k], temperature=1.0)(prefix)
+        a = float(np.minimum(p, q).sum())
+        if a >= 0.3:
+            chosen = (k, q, a)
+            break
+    if chosen is None:
+        k = max(ks)
+        q = ExitDraft(m, k, *maps[k], temperature=1.0)(prefix)
+        chosen = (k, q, float(np.minimum(p, q).sum()))
+    k, q, a = chosen
+    b = lawtest.broken_first_token_law(p, q)
+    n, pw = lawtest.sample_size(p, b)
+    if quick:
+        n = min(n, 150)
+    memo = lawtest.MemoTarget(tgt)
+    res = {"prefix": lm.codec.decode(prefix), "draft": f"trained exit k={k}", "alpha": a, "n": n, "power": pw,
+           "tv_broken": float(0.5 * np.abs(b - p).sum()), "threshold": 1e-3}
+    from specdec_core import chi_square_gof
+
+    for variant, rule in (("correct", "residual"), ("broken_corrects_from_p", "target")):
+        counts, acc = lawtest.first_token_samples(memo, q, prefix, n, correction=rule, seed=2026)
+        law = lawtest.law_dict(p, n)
+        g = chi_square_gof(lawtest.relabel(counts, law), law, threshold=1e-3)
+        res[variant] = {"chi2": g.statistic, "dof": g.dof, "cells": g.cells, "p_value": g.p_value,
+                        "rejected": g.rejected, "accepted": acc, "summary": str(g)}
+    top = np.argsort(p)[::-1][:5]
+    res["top"] = [[lm.codec.decode([int(x)]), float(p[x]), float(q[x]), float(b[x])] for x in top]
+    return res
 
 
 if __name__ == "__main__":

@@ -7,8 +7,7 @@ import pytest
 
 from specdec_core import autoregressive_generate
 from specdec_core.llm import CachedTarget, PromptLookupDraft, load_model
-from specdec_core.llm.runs import (RunStats, expected_tokens_iid, one_step_gap, position_cost_curve,
-                                   predict_tokens_per_second, run_plain, run_speculative,
+from specdec_core.llm.runs import (expected_tokens_iid, one_step_gap, run_plain, run_speculative,
                                    speculative_generate_adaptive)
 from specdec_core.llm.testing import write_tiny_gguf
 
@@ -60,21 +59,15 @@ def test_expected_tokens_iid():
     assert expected_tokens_iid(0.0, 4) == 1.0
 
 
-def test_prediction_uses_notebook05_model():
-    s = RunStats("x", 3, 0.0, tuple(range(12)), wall_s=0.1, target_s=0.08, draft_s=0.004, rounds=4,
-                 proposed=12, accepted=8, rejected=4, k_hist=[0, 0, 2, 0, 2], round_gammas=[3, 3, 3, 3],
-                 accept_by_pos=[[4, 4], [2, 4], [2, 2]])
-    cost = {1: 10.0, 4: 20.0}
-    per = s.per_round_ms()
-    want = 3.0 * 1000 / (per["draft"] + 20.0 + per["overhead"])
-    assert predict_tokens_per_second(s, cost, use="k_hist") == pytest.approx(want)
-    ek = expected_tokens_iid(8 / 12, 3)
-    assert predict_tokens_per_second(s, cost, use="alpha") == pytest.approx(ek * 1000 / (per["draft"] + 20.0 + per["overhead"]))
+def test_cost_curves_and_one_step_gap(lm):
+    from specdec_core.llm import predict as P
 
-
-def test_cost_curve_and_one_step_gap(lm):
-    c = position_cost_curve(lm.model, _copy_prompt(lm), [1, 3, 8], reps=2)
-    assert sorted(c) == [1, 3, 8] and all(lo > 0 and lo <= med for lo, med in c.values())
+    c = P.verify_cost_curve(lm.model, _copy_prompt(lm), [1, 3, 8], temperature=1.0, reps=2)
+    assert sorted(c) == [1, 3, 8] and all(0 < v["min"] <= v["median"] <= v["max"] for v in c.values())
+    d = P.draft_cost_curve(PromptLookupDraft(lm.cfg.vocab_size), _copy_prompt(lm), [0, 2], reps=2)
+    assert sorted(d) == [0, 2]
+    o = P.overhead_curve(lm.cfg.vocab_size, [0, 1, 3], temperature=1.0, reps=2)
+    assert sorted(o) == [0, 1, 3]
     p = np.array([0.5, 0.3, 0.2])
     assert one_step_gap(p, np.array([0.0, 1.0, 0.0])) < 1e-15
     assert one_step_gap(p, np.array([0.2, 0.2, 0.6])) < 1e-15
@@ -84,20 +77,32 @@ def test_report_reads_the_stored_results():
     import matplotlib.pyplot as plt
 
     from specdec_core.llm import report
-
-    res = report.load_results()
-    assert {"machine", "cost_curve", "runs", "plain", "layer_skip_alpha", "gof", "best_copy_greedy"} <= set(res)
-    th = res["settings"]["threads"][0]
-    assert report.speedup_table(res, threads=th, temperature=0.0)
-    assert report.round_profile_lines(res, threads=th)
-    assert "cores" in report.how(res, th)
     from specdec_core.plots import llm as llm_figures
 
-    for fig in (llm_figures.cost_curve_figure(res, {1: 10.0}), llm_figures.alpha_figure(res),
-                llm_figures.prediction_figure(res, threads=th)):
+    res = report.load_results()
+    assert {"machine", "memory", "calibration", "micro", "predictions", "runs", "law", "sweep"} <= set(res)
+    assert res["machine"]["blas_threads_used"] == 1 and res["sweep"]["reps"] >= 3
+    assert "cores" in report.how(res) and "load average" in report.how(res)
+    assert len(report.summary_table(res)) == 1 + 6
+    assert report.time_breakdown_lines(res) and report.margin_lines(res) and report.law_lines(res)
+    for fig in (llm_figures.speedup_figure(res), llm_figures.cost_figure(res), llm_figures.exit_figure(res),
+                llm_figures.prediction_figure(res)):
         assert fig.axes
         plt.close(fig)
-    assert all(r["greedy_equal"] for r in res["runs"] if r["temperature"] == 0)
-    assert not res["gof"]["rejected"]
+    # every configuration was repeated, and predicted before it ran
+    assert all(r["decode_tokens_per_s"]["n"] == res["sweep"]["reps"] for r in res["runs"])
+    assert all("prediction_error" in r for r in res["runs"])
+    law = res["law"]
+    assert law["power"] >= 0.9 and law["alpha"] >= 0.3
+    assert law["broken_corrects_from_p"]["rejected"] and not law["correct"]["rejected"]
+    assert all(v["vm_hwm_mib"] < 1024 for v in res["memory"].values())
     q = report.MEASURE_QUESTION
     assert 0 <= q.answer < len(q.options)
+
+
+def test_spread_formatting():
+    from specdec_core.llm import report
+
+    assert report.decimals_for(1.7, 2.1) == 1 and report.decimals_for(1.71, 1.74) == 2
+    assert report.decimals_for(10, 14) == 0 and report.decimals_for(2.0, 2.0) == 2
+    assert report.fmt_spread({"median": 1.93, "min": 1.71, "max": 2.08}, "×") == "×1.9 (1.7–2.1)"

@@ -75,6 +75,19 @@ class CachedTarget:
     def reset(self):
         self.cache.rollback(0)
 
+    @property
+    def fresh(self) -> bool:
+        """True while the KV cache holds nothing (a timed run must start this way)."""
+        return self.cache.n == 0
+
+    def prefill(self, prompt):
+        """Score the prompt into the cache (untimed by a decode-only measurement); the first
+        decoding call then computes only its new positions."""
+        prompt = [int(t) for t in prompt]
+        c = self.cache.common_prefix(prompt)
+        self.cache.rollback(c)
+        self.model.forward(prompt[c:], self.cache)
+
     def logits(self, prefix, continuation=()):
         """(len(continuation)+1, V) float32 logits after prefix, prefix+c₁, …, in one call."""
         full = list(prefix) + list(continuation)
@@ -113,6 +126,11 @@ class PromptLookupDraft:
         self.n_max, self.n_min = int(n_max), int(n_min)
         self.log = log if log is not None else CallLog()
 
+    fresh = True  # stateless
+
+    def prefill(self, prompt):
+        """Nothing to do: the lookup searches the context it is given."""
+
     def _lookup(self, ctx, limit):
         L = len(ctx)
         for n in range(min(self.n_max, L - 1), self.n_min - 1, -1):
@@ -122,6 +140,11 @@ class PromptLookupDraft:
                 if ctx[s:s + n] == key:
                     return ctx[s + n: s + n + limit]
         return []
+
+    def match(self, prefix, limit):
+        """The tokens that followed the latest earlier occurrence of the context's last n
+        tokens (at most ``limit``; empty without a match)."""
+        return self._lookup(list(prefix), limit)
 
     def available(self, prefix, gamma):
         t = time.perf_counter()

@@ -121,36 +121,62 @@ def dequantized_tensors(reader, progress=None) -> dict:
     return out
 
 
-def pack_weights(tensors: dict, cfg: LlamaConfig) -> dict:
-    """Rearrange dequantized tensors for the forward pass.
+def packed_names(cfg: LlamaConfig) -> list:
+    """The names of the packed arrays, in the order they are built."""
+    names = ["head", "tied", "output_norm"]
+    for i in range(cfg.n_layers):
+        names += [f"{i}.attn_norm", f"{i}.ffn_norm", f"{i}.wqkv", f"{i}.wo", f"{i}.wgu", f"{i}.wdown"]
+    return names
+
+
+def iter_packed(get, cfg: LlamaConfig, has_output: bool = False):
+    """Yield (name, array) of the packed weights one at a time. ``get(gguf_name)`` returns one
+    dequantized tensor; only the tensors one packed array needs are alive at any moment, so
+    building the cache never holds all weights twice (peak memory).
 
     Matrices are stored transposed, (in, out), and fused where they share an input:
     ``wqkv`` = [q | k | v] (dim, q_dim + 2·kv_dim) and ``wgu`` = [gate | up] (dim, 2·ffn_dim),
     so a layer is four matrix products. The output head is tied to the token embedding
     (there is no ``output.weight``): ``head`` = embeddingᵀ, (dim, vocab), which also serves
-    the embedding lookup (a column gather).
-    """
+    the embedding lookup (a column gather)."""
     f32 = np.float32
-    packed = {}
-    emb = tensors["token_embd.weight"]
-    head = tensors.get("output.weight", emb)  # tied when absent (SmolLM2)
-    packed["head"] = np.ascontiguousarray(head.T, dtype=f32)
-    packed["tied"] = np.array(head is emb)
-    if head is not emb:
-        packed["embed"] = np.ascontiguousarray(emb, dtype=f32)
-    packed["output_norm"] = tensors["output_norm.weight"].astype(f32)
+
+    def t(arr):
+        return np.ascontiguousarray(arr.T, dtype=f32)
+
+    yield "head", t(get("output.weight" if has_output else "token_embd.weight"))
+    yield "tied", np.array(not has_output)
+    if has_output:
+        yield "embed", np.ascontiguousarray(get("token_embd.weight"), dtype=f32)
+    yield "output_norm", get("output_norm.weight").astype(f32)
     for i in range(cfg.n_layers):
         b = f"blk.{i}."
-        packed[f"{i}.attn_norm"] = tensors[b + "attn_norm.weight"].astype(f32)
-        packed[f"{i}.ffn_norm"] = tensors[b + "ffn_norm.weight"].astype(f32)
-        packed[f"{i}.wqkv"] = np.ascontiguousarray(np.concatenate(
-            [tensors[b + "attn_q.weight"], tensors[b + "attn_k.weight"], tensors[b + "attn_v.weight"]],
-            axis=0).T, dtype=f32)
-        packed[f"{i}.wo"] = np.ascontiguousarray(tensors[b + "attn_output.weight"].T, dtype=f32)
-        packed[f"{i}.wgu"] = np.ascontiguousarray(np.concatenate(
-            [tensors[b + "ffn_gate.weight"], tensors[b + "ffn_up.weight"]], axis=0).T, dtype=f32)
-        packed[f"{i}.wdown"] = np.ascontiguousarray(tensors[b + "ffn_down.weight"].T, dtype=f32)
-    return packed
+        yield f"{i}.attn_norm", get(b + "attn_norm.weight").astype(f32)
+        yield f"{i}.ffn_norm", get(b + "ffn_norm.weight").astype(f32)
+        yield f"{i}.wqkv", t(np.concatenate([get(b + "attn_q.weight"), get(b + "attn_k.weight"),
+                                              get(b + "attn_v.weight")], axis=0))
+        yield f"{i}.wo", t(get(b + "attn_output.weight"))
+        yield f"{i}.wgu", t(np.concatenate([get(b + "ffn_gate.weight"), get(b + "ffn_up.weight")], axis=0))
+        yield f"{i}.wdown", t(get(b + "ffn_down.weight"))
+
+
+def pack_weights(tensors: dict, cfg: LlamaConfig) -> dict:
+    """Rearrange dequantized tensors for the forward pass (see :func:`iter_packed`)."""
+    return dict(iter_packed(tensors.__getitem__, cfg, "output.weight" in tensors))
+
+
+def reader_getter(reader):
+    """``get(name)``: one tensor of a GGUFReader, dequantized to float32 on demand."""
+    from gguf.quants import dequantize
+
+    by_name = {t.name: t for t in reader.tensors}
+
+    def get(name):
+        t = by_name[name]
+        w = dequantize(t.data, t.tensor_type)
+        shape = tuple(int(s) for s in reversed(t.shape))  # GGUF lists the fastest axis first
+        return np.asarray(w, dtype=np.float32).reshape(shape)
+    return get, "output.weight" in by_name
 
 
 # ---------------------------------------------------------------- cache
@@ -168,19 +194,27 @@ def file_key(path: str) -> str:
     return f"{os.path.getsize(path)}-{h.hexdigest()[:16]}-v{CACHE_VERSION}"
 
 
-def _save_cache(folder, cfg, packed, tok_data):
+def _save_cache(folder, cfg, packed, tok_data, progress=None, total=None):
+    """Write the packed arrays (a dict or an iterator of (name, array), consumed one at a
+    time) into ``folder`` atomically (a temporary folder renamed at the end)."""
     parent = os.path.dirname(folder)
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(dir=parent, prefix=".tmp-")
+    items = packed.items() if isinstance(packed, dict) else packed
+    names = []
     try:
-        for name, arr in packed.items():
+        for i, (name, arr) in enumerate(items):
             np.save(os.path.join(tmp, name + ".npy"), arr, allow_pickle=False)
+            names.append(name)
+            del arr
+            if progress is not None and total:
+                progress(i + 1, total, "build cache")
         with open(os.path.join(tmp, "config.json"), "w") as f:
             json.dump(asdict(cfg), f)
         with open(os.path.join(tmp, "tokenizer_data.json"), "w") as f:
             json.dump(tok_data, f)
         with open(os.path.join(tmp, "names.json"), "w") as f:
-            json.dump(sorted(packed), f)
+            json.dump(sorted(names), f)
         try:
             os.rename(tmp, folder)
         except OSError:  # another process finished first
@@ -199,7 +233,9 @@ def _load_cache(folder, progress=None):
         names = json.load(f)
     packed = {}
     for i, name in enumerate(names):
-        packed[name] = np.load(os.path.join(folder, name + ".npy"), allow_pickle=False)
+        # memory-mapped: pages come from the file as the forward pass touches them, and the
+        # kernel can drop them again under memory pressure (no second copy in the process)
+        packed[name] = np.load(os.path.join(folder, name + ".npy"), allow_pickle=False, mmap_mode="r")
         if progress is not None:
             progress(i + 1, len(names), "load cache")
     return cfg, packed, tok_data
@@ -241,21 +277,32 @@ def load_gguf(path: str | None = None, *, cache: bool | str = True, progress=Non
     cfg = read_config(reader)
     tok = read_tokenizer_data(reader)
     stages["read_s"] = time.perf_counter() - t
-    t = time.perf_counter()
-    tensors = dequantized_tensors(reader, progress)
-    stages["dequantize_s"] = time.perf_counter() - t
-    t = time.perf_counter()
-    packed = pack_weights(tensors, cfg)
-    del tensors
-    stages["pack_s"] = time.perf_counter() - t
+    get, has_output = reader_getter(reader)
     if folder is not None:
+        # tensor by tensor into the cache, then memory-map it back: the peak stays near one
+        # copy of the weights (not the dequantized tensors plus the packed copy)
         t = time.perf_counter()
         try:
-            _save_cache(folder, cfg, packed, tok)
+            names = packed_names(cfg) + (["embed"] if has_output else [])
+            _save_cache(folder, cfg, iter_packed(get, cfg, has_output), tok, progress, len(names))
         except OSError as e:  # read-only home, full disk: work without the cache
             import warnings
 
             warnings.warn(f"could not write the weight cache under {folder}: {e}")
             folder = None
-        stages["save_cache_s"] = time.perf_counter() - t
+        stages["build_cache_s"] = time.perf_counter() - t
+        if folder is not None:
+            del reader, get
+            t = time.perf_counter()
+            cfg, packed, tok = _load_cache(folder)
+            stages["load_cache_s"] = time.perf_counter() - t
+            return cfg, packed, tok, LoadInfo(path, False, time.perf_counter() - t0, folder, stages)
+    t = time.perf_counter()
+    packed = {}
+    names = packed_names(cfg)
+    for i, (name, arr) in enumerate(iter_packed(get, cfg, has_output)):
+        packed[name] = arr
+        if progress is not None:
+            progress(i + 1, len(names), "dequantize")
+    stages["dequantize_s"] = time.perf_counter() - t
     return cfg, packed, tok, LoadInfo(path, False, time.perf_counter() - t0, folder, stages)

@@ -164,9 +164,15 @@ class Llama:
             return self.w["embed"][ids]
         return np.ascontiguousarray(self.w["head"][:, ids].T)
 
-    def forward(self, tokens, cache: KVCache, rope_fn=rope):
+    def forward(self, tokens, cache: KVCache, rope_fn=rope, collect: dict | None = None,
+                final_norm: bool = True):
         """Append ``tokens`` at positions cache.n … cache.n+T−1 in one pass; return their
-        final-normed hidden states (T, dim). The cache grows by T."""
+        final-normed hidden states (T, dim). The cache grows by T.
+
+        ``collect``: a dict that receives the residual stream after each layer,
+        ``collect[l]`` (T, dim) for l = 1 … n_layers (l = 0: the embeddings) — the inputs of
+        the trained early-exit draft. ``final_norm=False`` returns the last residual stream
+        un-normed (and stores it un-normed in ``cache.hidden``)."""
         c = self.cfg
         T = len(tokens)
         if T == 0:
@@ -177,6 +183,8 @@ class Llama:
             raise ValueError(f"{n} positions exceed the model's context length {c.context_length}")
         cache.ensure(n)
         x = self.embed(tokens)
+        if collect is not None:
+            collect[0] = x.copy()
         cos, sin = rope_tables(np.arange(n0, n), c.head_dim, c.rope_base)
         # causal mask: query t (absolute position n0+t) sees keys 0 … n0+t
         mask = None
@@ -213,7 +221,9 @@ class Llama:
             x = x + matmul(silu(g) * u, w[f"{l}.wdown"])
             if self.check_dtype and x.dtype != F32:
                 raise TypeError(f"layer {l}: residual stream became {x.dtype} (float64 promotion)")
-        h = rms_norm(x, self.w["output_norm"], c.rms_eps)
+            if collect is not None:
+                collect[l + 1] = x.copy()
+        h = rms_norm(x, self.w["output_norm"], c.rms_eps) if final_norm else x
         if self.check_dtype and h.dtype != F32:
             raise TypeError(f"final norm produced {h.dtype}")
         cache.hidden[n0:n] = h

@@ -1,114 +1,193 @@
-"""Reading benchmarks/results/llm.json for notebook 09: labels, tables, figures, the quiz.
+"""Reading benchmarks/results/llm.json for notebook 09: provenance, spreads, tables, the quiz.
 
-The figures drawn from these results live in :mod:`specdec_core.plots.llm` (the pure layer
-never imports matplotlib).
+Every line these helpers return starts from the results file; nothing is typed in. Precision
+follows the spread of the repetitions (:func:`fmt_spread`). The figures drawn from the same
+results live in :mod:`specdec_core.plots.llm` (the pure layer never imports matplotlib).
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 
-from ..formatting import p_value_phrase
-from ..questions import MEASURE_QUESTION  # noqa: F401  (re-export: the question's home is questions.py)
+import numpy as np
+
+from ..questions import Question
 
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                        "benchmarks", "results", "llm.json")
+DRAFTS = {"lookup": "prompt lookup (adaptive γ)", "ngram": "n-gram", "exit": "trained early exit"}
+WORKLOADS = ("copy", "code", "story")
+
+
+def _intkeys(d):
+    return {int(k): v for k, v in d.items()}
 
 
 def load_results(path: str | None = None) -> dict:
+    """The results file, with the numeric keys JSON turned into strings turned back."""
     with open(path or RESULTS) as f:
         res = json.load(f)
-    # JSON turns the cost-curve keys into strings
-    res["cost_curve"] = {k: {int(T): v for T, v in c.items()} for k, c in res["cost_curve"].items()}
-    res["layer_skip_alpha"] = {k: {int(kk): v for kk, v in c.items()} for k, c in res["layer_skip_alpha"].items()}
+    mic = res["micro"]
+    for name in ("verify_ms", "overhead_ms"):
+        mic[name] = {t: _intkeys(c) for t, c in mic[name].items()}
+    mic["draft_ms"] = {d: _intkeys(c) for d, c in mic["draft_ms"].items()}
+    cal = res["calibration"]
+    cal["exit_alpha"] = {t: {kind: _intkeys(v) for kind, v in kinds.items()} for t, kinds in cal["exit_alpha"].items()}
+    cal["exit_step_ms"] = _intkeys(cal["exit_step_ms"])
+    cal["ngram_alpha_by_discount"] = {float(k): v for k, v in cal["ngram_alpha_by_discount"].items()}
     return res
 
 
-def how(res: dict, threads=None) -> str:
+def how(res: dict) -> str:
+    """Where, when and how the stored numbers were measured."""
     m = res["machine"]
-    t = f", {threads} BLAS thread{'s' if threads != 1 else ''}" if threads else ""
-    return f"{m['cpu']}, {m['cores']} cores{t}, {m['date_utc']}, benchmarks/bench_llm.py"
+    la = res["sweep"].get("load_avg_1min_at_plain_runs") or [m["load_avg_start"][0]]
+    th = m.get("blas_threads_used", 1)
+    return (f"{m['cpu']}, {m['cores']} cores, {th} BLAS thread{'s' if th != 1 else ''}, load average "
+            f"{min(la):.1f}–{max(la):.1f} during the timed runs, {m['date_utc']}, benchmarks/bench_llm.py")
 
 
-def runs(res, *, workload=None, temperature=None, threads=None, draft=None):
+def decimals_for(lo: float, hi: float, cap: int = 2) -> int:
+    """Digits after the point that the spread justifies: the last digit printed is of the
+    order of the range hi − lo (at most ``cap``; 2 when all repeats agree)."""
+    width = abs(hi - lo)
+    if width == 0 or not math.isfinite(width):
+        return cap
+    return int(min(cap, max(0, -math.floor(math.log10(width)))))
+
+
+def fmt_spread(s: dict, prefix: str = "", unit: str = "") -> str:
+    """'median (min–max)' at the precision the spread justifies, e.g. ×1.9 (1.7–2.1)."""
+    d = decimals_for(s["min"], s["max"])
+    return f"{prefix}{s['median']:.{d}f}{unit} ({s['min']:.{d}f}–{s['max']:.{d}f})"
+
+
+def runs(res, *, workload=None, temperature=None, draft=None, gamma=None):
     return [r for r in res["runs"]
             if (workload is None or r["workload"] == workload)
             and (temperature is None or r["temperature"] == temperature)
-            and (threads is None or r["threads"] == threads)
-            and (draft is None or r["draft"] == draft)]
+            and (draft is None or r["draft"] == draft)
+            and (gamma is None or r["gamma"] == gamma)]
 
 
-def speedup_table(res, *, threads: int, temperature: float) -> list:
-    """Text lines: speedup over plain decoding per workload, draft and γ."""
-    sel = runs(res, threads=threads, temperature=temperature)
-    drafts = list(dict.fromkeys(r["draft"] for r in sel))
-    lines = []
-    for w in dict.fromkeys(r["workload"] for r in sel):
-        plain = res["plain"][f"{w}/T{temperature:g}/threads{threads}"]["tokens_per_s"]
-        lines.append(f"{w:6s} plain {plain:5.1f} tok/s")
-        for d in drafts:
-            cells = [f"γ={r['gamma']:<2d} ×{r['speedup']:.2f}" for r in sel if r["workload"] == w and r["draft"] == d]
-            lines.append(f"   {d:16s} " + "  ".join(cells))
+def best(res, workload, temperature, key="speedup_decode"):
+    """The speculative configuration with the highest median speed-up."""
+    sel = [r for r in runs(res, workload=workload, temperature=temperature) if r["draft"] != "plain"]
+    return max(sel, key=lambda r: r[key]["median"]) if sel else None
+
+
+def summary_table(res) -> list:
+    """One small table: per workload and temperature, plain decoding and the best
+    configuration — decode-only and end-to-end speed-ups (median and range over repeats)
+    and the prediction made before the run."""
+    lines = [f"{'workload':8s} {'T':>2s}  {'plain tok/s (decode)':22s} {'best draft':26s} "
+             f"{'speed-up, decode-only':22s} {'speed-up, end to end':21s} predicted"]
+    for w in WORKLOADS:
+        for t in (0.0, 1.0):
+            p = runs(res, workload=w, temperature=t, draft="plain")
+            b = best(res, w, t)
+            if not p or b is None:
+                continue
+            pred = b.get("predicted_tokens_per_s")
+            ppl = p[0].get("predicted_tokens_per_s")
+            ptxt = f"×{pred / ppl:.2f}" if pred and ppl else "—"
+            lab = f"{DRAFTS[b['draft']]}, γ={b['gamma']}"
+            lines.append(f"{w:8s} {t:>2g}  {fmt_spread(p[0]['decode_tokens_per_s']):22s} {lab:26s} "
+                         f"{fmt_spread(b['speedup_decode'], '×'):22s} {fmt_spread(b['speedup_e2e'], '×'):21s} {ptxt}")
     return lines
 
 
-def prediction_errors(res, *, threads: int, key="prediction_error_k_hist") -> dict:
-    """Median and worst |relative error| of the prediction, per workload."""
-    import numpy as np
-
-    out = {}
-    for w in ("copy", "code", "story"):
-        e = [abs(r[key]) for r in runs(res, workload=w, threads=threads)]
-        if e:
-            out[w] = (float(np.median(e)), float(max(e)))
+def prediction_errors(res) -> list:
+    """(label, relative error) of every configuration's prediction (decode-only tokens/s),
+    predicted − measured median, over measured median."""
+    out = []
+    for r in res["runs"]:
+        if "prediction_error" in r:
+            lab = f"{r['workload']} T={r['temperature']:g} {r['draft']}" + (f" γ={r['gamma']}" if r["draft"] != "plain" else "")
+            out.append((lab, float(r["prediction_error"])))
     return out
 
 
-def round_profile_lines(res, *, threads: int, temperature: float = 0.0) -> list:
-    """Per workload, the best run: time per round split into draft / verify / overhead, the
-    histogram of tokens per round and the acceptance at each proposal position."""
+def error_summary(res) -> dict:
+    e = np.array([abs(x) for _, x in prediction_errors(res)])
+    return {"n": int(e.size), "median": float(np.median(e)), "worst": float(e.max()),
+            "within_10": int((e <= 0.10).sum()), "within_20": int((e <= 0.20).sum())}
+
+
+def worst_predictions(res, k=4) -> list:
+    errs = sorted(prediction_errors(res), key=lambda t: -abs(t[1]))[:k]
     lines = []
-    for w in ("copy", "code", "story"):
-        sel = runs(res, workload=w, threads=threads, temperature=temperature)
-        if not sel:
+    for lab, e in errs:
+        w, t, d = lab.split()[0], float(lab.split()[1][2:]), lab.split()[2]
+        g = int(lab.split()[3][2:]) if d != "plain" else 0
+        r = runs(res, workload=w, temperature=t, draft=d, gamma=g)[0]
+        key = f"{w}/T{t:g}/plain" if d == "plain" else f"{w}/T{t:g}/{d}/{g}"
+        pr = res["predictions"]["values"][key]
+        lines.append(f"{lab}: error {100 * e:+.0f}%; predicted {pr['tokens_per_s']:.1f} tok/s with "
+                     f"{pr['mean_k']:.2f} tokens per round, measured {fmt_spread(r['decode_tokens_per_s'])} tok/s "
+                     f"with {r['mean_k']['median']:.2f} tokens per round")
+    return lines
+
+
+def time_breakdown_lines(res, temperature=0.0) -> list:
+    """Where the time of a round went in the best configuration of each workload: a breakdown
+    read from the timed runs' own logs (not a prediction)."""
+    lines = []
+    for w in WORKLOADS:
+        r = best(res, w, temperature)
+        if r is None:
             continue
-        r = max(sel, key=lambda x: x["speedup"])
-        n = r["rounds"]
-        lines.append(f"{w}: {r['draft']} γ={r['gamma']}, ×{r['speedup']:.2f}; per round: draft "
-                     f"{1e3 * r['draft_s'] / n:.2f} ms, verify {1e3 * r['target_s'] / n:.1f} ms, "
-                     f"overhead {1e3 * r['overhead_s'] / n:.2f} ms")
+        pr = r["per_round_ms"]
         hist = ", ".join(f"{k}:{c}" for k, c in enumerate(r["k_hist"]) if c)
-        lines.append(f"   rounds by tokens emitted {{{hist}}}")
-        acc = " ".join(f"{a / c:.2f}" if c else "—" for a, c in r["accept_by_pos"])
-        lines.append(f"   acceptance by position: {acc}")
+        lines.append(f"{w}: {DRAFTS[r['draft']]}, γ={r['gamma']}: per round draft {pr['draft']:.2f} ms, "
+                     f"verify {pr['verify']:.1f} ms, sampler and bookkeeping {pr['overhead']:.2f} ms; "
+                     f"rounds by tokens emitted {{{hist}}}")
     return lines
 
 
-def closing_lines(res) -> list:
-    """The numbers the closing note lists, read from the results file."""
-    lines = []
-    for th in res["settings"]["threads"]:
-        lines.append(f"{th} BLAS thread(s):")
-        for temp in (0.0, 1.0):
-            parts = []
-            for w in ("copy", "code", "story"):
-                sel = runs(res, workload=w, threads=th, temperature=temp)
-                if sel:
-                    b = max(sel, key=lambda r: r["speedup"])
-                    parts.append(f"{w} ×{b['speedup']:.2f} ({b['draft']}, γ={b['gamma']})")
-            lines.append(f"   best speedup, {'greedy' if temp == 0 else 'temperature 1'}: " + "; ".join(parts))
-        ls = [r for r in runs(res, threads=th) if r["draft"].startswith("layerskip")]
-        if ls:
-            lines.append(f"   layer-skip drafts: speedup ×{min(r['speedup'] for r in ls):.2f} … "
-                         f"×{max(r['speedup'] for r in ls):.2f}, α {min(r['alpha'] for r in ls):.2f} … "
-                         f"{max(r['alpha'] for r in ls):.2f}")
-        b = res["best_copy_greedy"][f"threads{th}"]
-        lines.append(f"   copy-heavy greedy, best: ×{b['speedup']:.2f} against the 4× goal and a ceiling of "
-                     f"×{b['ceiling']:.2f} at γ = {b['gamma']}")
-        errs = prediction_errors(res, threads=th)
-        lines.append("   notebook 05's prediction, median |error|: "
-                     + ", ".join(f"{w} {100 * m:.0f}%" for w, (m, _) in errs.items()))
-    g = res["gof"]
-    lines.append(f"end-to-end law: {p_value_phrase(g['p_value'])} over {g['runs']} runs "
-                 f"({'rejected' if g['rejected'] else 'not rejected'} at {g['threshold']:g})")
+def greedy_equality(res) -> tuple:
+    eq = [x for r in res["runs"] for x in r.get("greedy_equal", [])]
+    return sum(eq), len(eq)
+
+
+def margin_lines(res) -> list:
+    out = []
+    for w, m in res["greedy_margins"].items():
+        out.append(f"{w}: smallest top-2 logit gap {m['min']:.2g} over {m['positions']} positions; "
+                   f"gaps below 1e-3: {m['below_1e-3']}, below 1e-2: {m['below_1e-2']}")
+    return out
+
+
+def law_lines(res) -> list:
+    L = res["law"]
+    lines = [f"draft: {L['draft']}, α = {L['alpha']:.2f} at the prefix; broken variant (corrections from p) "
+             f"differs from p by total variation {L['tv_broken']:.3f}",
+             f"sample size n = {L['n']}: power {L['power']:.2f} to reject the broken variant at p-value < {L['threshold']:g}"]
+    for name, lab in (("correct", "correct (residual)"), ("broken_corrects_from_p", "broken (corrections from p)")):
+        g = L[name]
+        lines.append(f"{lab:28s}: chi-square {g['chi2']:.1f} on {g['dof']} dof, p-value {g['p_value']:.2g} → "
+                     f"{'REJECTED' if g['rejected'] else 'not rejected'}")
     return lines
+
+
+def memory_lines(res) -> list:
+    out = []
+    for k, v in res.get("memory", {}).items():
+        if "vm_hwm_mib" in v:
+            out.append(f"{k.replace('_', ' ')}: peak resident memory (VmHWM) {v['vm_hwm_mib'] / 1024:.2f} GiB, "
+                       f"{v['seconds']:.0f} s")
+    return out
+
+
+MEASURE_QUESTION = Question(
+    prompt="On this 2-core CPU, prompt lookup drafts almost for free and almost every proposal is accepted on the "
+           "copy-heavy prompt. Why is the speed-up still well below γ + 1?",
+    options=("Because strict verification rejects most correct proposals",
+             "Because scoring γ + 1 positions in one target call costs several single steps here",
+             "Because the draft's proposals change the target's output distribution"),
+    answer=1,
+    explanation="With a free draft and every proposal accepted, a round emits γ + 1 tokens for one verification "
+                "call, so the speed-up is at most (γ + 1) ÷ (cost of that call in single steps). On a small CPU the "
+                "matrix products are not free for extra rows, so that cost grows with γ and caps the gain.",
+)

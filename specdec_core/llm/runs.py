@@ -52,9 +52,12 @@ def load_model(path=None, *, cache=True, progress=None) -> LoadedModel:
 class RunStats:
     """One timed generation. Times in seconds, measured with time.perf_counter.
 
-    ``target_s``: time inside target calls (forward pass over the new positions, head,
-    softmax, cache rollback); ``draft_s``: time inside the draft; ``overhead_s``: the rest
-    (the sampler's acceptance draws, corrections, bookkeeping)."""
+    ``wall_s`` is **decode-only**: from the first decoding call to the last token, with the
+    prompt already scored into fresh target and draft caches (``prefill_s``, timed apart);
+    ``e2e_s`` = prefill_s + wall_s is end to end. Inside the decode: ``target_s`` time inside
+    target calls (forward pass over the new positions, head, softmax, cache rollback);
+    ``draft_s`` time inside the draft; ``overhead_s`` the rest (the sampler's acceptance
+    draws, corrections, bookkeeping) — a "where did the time go" breakdown of one run."""
     label: str
     gamma: int
     temperature: float
@@ -69,6 +72,15 @@ class RunStats:
     k_hist: list            # k_hist[k] = rounds that emitted k tokens
     round_gammas: list      # γ actually used per round
     accept_by_pos: list     # [accepted, checked] per proposal position
+    prefill_s: float = 0.0
+
+    @property
+    def e2e_s(self):
+        return self.prefill_s + self.wall_s
+
+    @property
+    def e2e_tokens_per_s(self):
+        return self.n_tokens / self.e2e_s
 
     @property
     def n_tokens(self):
@@ -100,13 +112,14 @@ class RunStats:
     def to_dict(self):
         d = {k: getattr(self, k) for k in ("label", "gamma", "temperature", "wall_s", "target_s",
                                            "draft_s", "rounds", "proposed", "accepted", "rejected",
-                                           "k_hist", "round_gammas", "accept_by_pos")}
+                                           "k_hist", "round_gammas", "accept_by_pos", "prefill_s")}
         d.update(n_tokens=self.n_tokens, overhead_s=self.overhead_s, tokens_per_s=self.tokens_per_s,
+                 e2e_s=self.e2e_s, e2e_tokens_per_s=self.e2e_tokens_per_s,
                  alpha=self.alpha, mean_k=self.mean_k, tokens=list(self.tokens))
         return d
 
 
-def _stats(label, gamma, temperature, result, wall, target_s, draft_s):
+def _stats(label, gamma, temperature, result, wall, target_s, draft_s, prefill_s=0.0):
     k_hist = [0] * (max([len(r.emitted) for r in result.records] + [1]) + 1)
     by_pos = [[0, 0] for _ in range(max([r.gamma for r in result.records] + [0]))]
     for r in result.records:
@@ -116,7 +129,7 @@ def _stats(label, gamma, temperature, result, wall, target_s, draft_s):
             by_pos[i][0] += int(r.stop is None or i < r.stop)
     return RunStats(label, gamma, temperature, tuple(result.tokens), wall, target_s, draft_s,
                     result.rounds, result.proposed, result.accepted, result.rejected, k_hist,
-                    [r.gamma for r in result.records], by_pos)
+                    [r.gamma for r in result.records], by_pos, prefill_s)
 
 
 class OfferOnlyMatches:
@@ -147,52 +160,90 @@ def speculative_generate_adaptive(target, draft, prefix, *, gamma, max_new_token
                                 gamma=gamma, max_new_tokens=max_new_tokens, rng=rng)
 
 
-def run_plain(target, prefix, max_new_tokens, rng, label="plain"):
-    from ..sampling import autoregressive_generate
+class StaleStateError(RuntimeError):
+    """A timed run was handed a target or draft that already holds state (a KV cache or
+    counts from an earlier run): its prefill would be free and its first round could be
+    served from the previous run."""
 
+
+def timed_run(target, draft, prompt, *, gamma=0, max_new_tokens, rng, adaptive=False, label=None):
+    """One timed generation from a **fresh** target (and draft): checks that both hold no
+    state (raises :class:`StaleStateError`), scores the prompt into them (``prefill_s``), then
+    decodes ``max_new_tokens`` tokens — plain decoding when ``draft`` is None, speculative
+    sampling otherwise — timing the decode alone (``wall_s``). Decode-only and end-to-end
+    figures come from the same run."""
+    from ..sampling import autoregressive_generate, speculative_generate
+
+    prompt = tuple(int(t) for t in prompt)
+    for name, obj in (("target", target), ("draft", draft)):
+        if obj is not None and not getattr(obj, "fresh", True):
+            raise StaleStateError(f"{name} {type(obj).__name__} holds state from an earlier run: "
+                                  "build a new one (or reset it) for every timed run")
+    t0 = time.perf_counter()
+    target.prefill(prompt)
+    if draft is not None and hasattr(draft, "prefill"):
+        draft.prefill(prompt)
+    t1 = time.perf_counter()
     target.log.clear()
+    if draft is not None:
+        draft.log.clear()
     t = time.perf_counter()
-    res = autoregressive_generate(target, tuple(prefix), max_new_tokens=max_new_tokens, rng=rng)
+    if draft is None:
+        res = autoregressive_generate(target, prompt, max_new_tokens=max_new_tokens, rng=rng)
+    elif adaptive:
+        res = speculative_generate_adaptive(target, draft, prompt, gamma=gamma,
+                                            max_new_tokens=max_new_tokens, rng=rng)
+    else:
+        res = speculative_generate(target, draft, prompt, gamma=gamma, max_new_tokens=max_new_tokens, rng=rng)
     wall = time.perf_counter() - t
-    return _stats(label, 0, target.temperature, res, wall, target.log.seconds("target"), 0.0)
+    draft_s = draft.log.seconds() if draft is not None else 0.0
+    return _stats(label or ("plain" if draft is None else type(draft).__name__), gamma if draft is not None else 0,
+                  target.temperature, res, wall, target.log.seconds("target"), draft_s, t1 - t0)
+
+
+def _reset(obj):
+    if obj is not None and hasattr(obj, "reset"):
+        obj.reset()
+
+
+def run_plain(target, prefix, max_new_tokens, rng, label="plain"):
+    """Plain decoding, timed decode-only after a prefill; the target is reset first."""
+    _reset(target)
+    return timed_run(target, None, prefix, max_new_tokens=max_new_tokens, rng=rng, label=label)
 
 
 def run_speculative(target, draft, prefix, gamma, max_new_tokens, rng, *, adaptive=False, label=None):
-    from ..sampling import speculative_generate
-
-    target.log.clear()
-    draft.log.clear()
-    t = time.perf_counter()
-    if adaptive:
-        res = speculative_generate_adaptive(target, draft, prefix, gamma=gamma,
-                                            max_new_tokens=max_new_tokens, rng=rng)
-    else:
-        res = speculative_generate(target, draft, tuple(prefix), gamma=gamma,
-                                   max_new_tokens=max_new_tokens, rng=rng)
-    wall = time.perf_counter() - t
-    draft_s = draft.log.seconds()
-    return _stats(label or type(draft).__name__, gamma, target.temperature, res, wall,
-                  target.log.seconds("target"), draft_s)
+    """Speculative decoding, timed decode-only after a prefill; target and draft are reset first."""
+    _reset(target)
+    _reset(draft)
+    return timed_run(target, draft, prefix, gamma=gamma, max_new_tokens=max_new_tokens, rng=rng,
+                     adaptive=adaptive, label=label)
 
 
-def position_cost_curve(model, context, Ts, *, reps=5):
-    """Milliseconds to score T new positions after ``context`` (forward + head), T in Ts:
-    {T: (min, median)} over ``reps`` repetitions. The repetitions sweep all T in turn
-    (rather than repeating one T back to back), so a burst of load elsewhere on the machine
-    spoils one point of several curves instead of a whole point; the cache is rolled back
-    between calls. One untimed sweep comes first."""
-    cache = model.new_cache(len(context) + max(Ts) + 1)
-    model.forward(list(context), cache)
-    n0 = cache.n
-    ts = {T: [] for T in Ts}
-    for rep in range(reps + 1):  # the first sweep only warms up (page faults, thread start-up)
-        for T in Ts:
-            cache.rollback(n0)
-            t = time.perf_counter()
-            model.logits(model.forward([(13 * i + 7) % model.cfg.vocab_size for i in range(T)], cache))
-            if rep:
-                ts[T].append(1e3 * (time.perf_counter() - t))
-    return {T: (min(v), float(np.median(v))) for T, v in ts.items()}
+def sweep(make_target, make_draft, prompts: dict, configs, *, temperatures, reps, max_new_tokens,
+          seed=100, on_run=None):
+    """The benchmark's timed sweep, interleaved: for each repetition, workload and temperature,
+    one plain run, then one run of every speculative configuration ``(draft_name, gamma,
+    adaptive)``, each from a target and draft built new by ``make_target(temperature)`` and
+    ``make_draft(draft_name, temperature)`` (so nothing survives between timed runs).
+    Repetition r uses seed ``seed + r`` for plain and speculative alike.
+    Returns a list of dicts (RunStats.to_dict() plus workload, draft, rep)."""
+    out = []
+    for rep in range(reps):
+        for wname, prompt in prompts.items():
+            n = max_new_tokens[wname] if isinstance(max_new_tokens, dict) else int(max_new_tokens)
+            for temp in temperatures:
+                for name, g, adaptive in [("plain", 0, False)] + list(configs):
+                    tgt = make_target(temp)
+                    draft = None if name == "plain" else make_draft(name, temp)
+                    s = timed_run(tgt, draft, prompt, gamma=g, max_new_tokens=n,
+                                  rng=np.random.default_rng(seed + rep), adaptive=adaptive, label=name)
+                    d = s.to_dict()
+                    d.update(workload=wname, draft=name, rep=rep, adaptive=adaptive)
+                    out.append(d)
+                    if on_run is not None:
+                        on_run(d)
+    return out
 
 
 def expected_tokens_iid(alpha, gamma):
@@ -200,23 +251,6 @@ def expected_tokens_iid(alpha, gamma):
     if alpha >= 1:
         return gamma + 1.0
     return (1 - alpha ** (gamma + 1)) / (1 - alpha)
-
-
-def predict_tokens_per_second(stats: RunStats, cost_ms: dict, *, use="k_hist"):
-    """Notebook 05's model R = E[K] / (T_draft + T_verify + T_overhead) fed with measured inputs:
-    E[K] from the run's K histogram (``use="k_hist"``) or from its α through the i.i.d.
-    formula (``use="alpha"``); T_verify from the separately measured cost curve at T = γ+1
-    (averaged over the γ each round used); draft and overhead per round from the run's logs."""
-    from ..timing import tokens_per_second
-
-    if use == "k_hist":
-        ek = stats.mean_k
-    else:
-        ek = float(np.mean([expected_tokens_iid(stats.alpha if stats.rejected + stats.accepted else 0.0, g)
-                            for g in stats.round_gammas]))
-    verify = float(np.mean([cost_ms[g + 1] for g in stats.round_gammas]))
-    per = stats.per_round_ms()
-    return tokens_per_second(ek, draft_ms=per["draft"], verify_ms=verify, overhead_ms=per["overhead"])
 
 
 def one_step_gap(p, q):

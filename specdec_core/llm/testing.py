@@ -137,3 +137,27 @@ def reference_logits(hf, tokens):
         g, u = h @ f[f"{l}.gate"].T, h @ f[f"{l}.up"].T
         x = x + (g / (1 + np.exp(-g)) * u) @ f[f"{l}.down"].T
     return norm(x, f["norm"]) @ f["embed"].T
+
+
+def sequence_law(model, prefix, prune=1e-5):
+    """Exact law of the next 3 tokens at temperature 1 from the cache-free forward pass of a
+    (tiny) model; pairs (x1, x2) below ``prune`` and tiny third-token tails pool into 'other'."""
+    from .adapters import probs_from_logits
+
+    def p_after(seq):
+        return probs_from_logits(model.logits_for(list(seq))[-1:], 1.0)[0]
+    law = {}
+    other = 0.0
+    p1 = p_after(prefix)
+    for x1 in np.flatnonzero(p1):
+        p2 = p_after(tuple(prefix) + (int(x1),))
+        for x2 in np.flatnonzero(p2):
+            w = p1[x1] * p2[x2]
+            if w < prune:
+                other += w
+                continue
+            p3 = p_after(tuple(prefix) + (int(x1), int(x2)))
+            for x3 in np.flatnonzero(p3 * w >= 1e-9):
+                law[(int(x1), int(x2), int(x3))] = w * p3[x3]
+    law["other"] = max(0.0, 1.0 - sum(law.values()))
+    return law

@@ -43,3 +43,27 @@ def workload_prompt(codec, name: str) -> list:
     if name not in WORKLOADS:
         raise ValueError(f"workload must be one of {tuple(WORKLOADS)}, got {name!r}")
     return codec.chat(WORKLOADS[name][1])
+
+
+#: Calibration prompts: never evaluated. The benchmark fits the early-exit maps, picks the
+#: n-gram discount and measures every micro-benchmark on these, so the evaluated workloads
+#: above are held out.
+CALIBRATION = {
+    "cal-copy": "Repeat the following sentences exactly:\n\nThe old mill by the river turned for a hundred "
+                "years. Every spring the water rose, the wheel ran faster, and the miller sang while he "
+                "worked. When the river changed its course, the wheel stopped, and children came to play "
+                "in the quiet yard.",
+    "cal-code": "Rewrite this Python function so that it uses a for loop instead of a while loop. Output "
+                "only the code.\n\n```python\ndef count_up(n):\n    i = 0\n    out = []\n    while i < n:\n"
+                "        out.append(i)\n        i = i + 1\n    return out\n```",
+    "cal-explain": "Explain in a few sentences why the sky looks blue during the day.",
+    "cal-list": "Give me a short list of tips for keeping a vegetable garden healthy.",
+    "cal-letter": "Write a short, friendly letter inviting a neighbour to a summer picnic.",
+    "cal-story": "Tell a short story about a fox who learns to swim.",
+}
+
+
+def calibration_prompt(codec, name: str) -> list:
+    if name not in CALIBRATION:
+        raise ValueError(f"calibration prompt must be one of {tuple(CALIBRATION)}, got {name!r}")
+    return codec.chat(CALIBRATION[name])

@@ -3,66 +3,123 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 
 from ..llm import report
 from .style import COLORS, tag_kind
 
+DRAFT_STYLE = {"lookup": (COLORS["accepted"], "o"), "ngram": (COLORS["target"], "s"),
+               "exit": (COLORS["draft"], "^")}
+WORKLOAD_COLOR = {"copy": COLORS["accepted"], "code": COLORS["target"], "story": COLORS["draft"]}
 
-def cost_curve_figure(res, live: dict | None = None):
-    """Milliseconds to score T positions in one call, in single steps, from the results file
-    (and an optional live curve measured in the notebook)."""
-    fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.4), layout="constrained")
-    styles = {"threads2": (COLORS["target"], "-", "2 threads"), "threads1": (COLORS["draft"], "-", "1 thread"),
-              "threads2_plain_matmul": (COLORS["discarded"], ":", "2 threads, plain x @ W")}
-    for key, (col, ls, lab) in styles.items():
-        c = res["cost_curve"].get(key)
-        if not c:
-            continue
+
+def speedup_figure(res, key="speedup_decode"):
+    """Speed-up over plain decoding against γ: rows greedy / temperature 1, columns the three
+    workloads, one line per draft; markers at the median, bars from min to max of the repeats."""
+    fig, axes = plt.subplots(2, 3, figsize=(7.8, 4.9), sharex=True, layout="constrained")
+    top = max(r[key]["max"] for r in res["runs"] if r["draft"] != "plain")
+    for i, t in enumerate((0.0, 1.0)):
+        for j, w in enumerate(report.WORKLOADS):
+            ax = axes[i, j]
+            ax.axhline(1.0, color=COLORS["ink"], lw=0.8, ls="--")
+            for d, (col, mk) in DRAFT_STYLE.items():
+                sel = sorted(report.runs(res, workload=w, temperature=t, draft=d), key=lambda r: r["gamma"])
+                if not sel:
+                    continue
+                g = np.array([r["gamma"] for r in sel])
+                med = np.array([r[key]["median"] for r in sel])
+                err = np.array([[m - r[key]["min"] for m, r in zip(med, sel)], [r[key]["max"] - m for m, r in zip(med, sel)]])
+                ax.errorbar(g, med, yerr=err, color=col, marker=mk, ms=4, lw=1.2, capsize=2,
+                            label=report.DRAFTS[d])
+            ax.set_ylim(0, top * 1.08)
+            ax.set_title(f"{w}, {'greedy' if t == 0 else 'temperature 1'}", fontsize=9)
+            if j == 0:
+                ax.set_ylabel("speed-up (×)")
+            if i == 1:
+                ax.set_xlabel("γ (proposals per round)")
+    axes[0, 0].legend(fontsize=7, loc="upper left")
+    tag_kind(axes[1, 2], "measured", "upper right")
+    what = "decode-only" if key == "speedup_decode" else "end to end"
+    fig.suptitle(f"Speed-up over plain decoding ({what}; median and range of repeats)", fontsize=10)
+    return fig
+
+
+def cost_figure(res):
+    """Left: milliseconds of one target call scoring T positions (both temperatures) and one
+    draft call proposing γ tokens. Right: the ceiling T ÷ (cost(T)/cost(1)) a free, always
+    accepted draft would reach."""
+    fig, axes = plt.subplots(1, 2, figsize=(7.8, 3.2), layout="constrained")
+    mic = res["micro"]
+    for t, col, lab in (("T0", COLORS["draft"], "target call, greedy"), ("T1", COLORS["target"], "target call, T = 1")):
+        c = mic["verify_ms"][t]
         Ts = sorted(c)
-        ms = [c[T][0] for T in Ts]
-        axes[0].plot(Ts, ms, ls, marker="o", ms=3, color=col, label=lab)
-        axes[1].plot(Ts, [T / (m / ms[0]) for T, m in zip(Ts, ms)], ls, marker="o", ms=3, color=col, label=lab)
-    if live:
-        Ts = sorted(live)
-        axes[0].plot(Ts, [live[T] for T in Ts], "x", color=COLORS["ink"], label="this run (live)")
-    axes[1].plot([1, 16], [1, 16], "--", color=COLORS["accepted"], lw=1, label="free batching")
-    axes[0].set(xlabel="T positions scored in one call", ylabel="ms (min of repetitions)",
-                title="Cost of one target call")
-    axes[1].set(xlabel="T = γ + 1", ylabel="T ÷ (cost(T) / cost(1))",
-                title="Ceiling on the speedup (all accepted, free draft)")
+        med = [c[T]["median"] for T in Ts]
+        axes[0].errorbar(Ts, med, yerr=[[m - c[T]["min"] for m, T in zip(med, Ts)], [c[T]["max"] - m for m, T in zip(med, Ts)]],
+                         color=col, marker="o", ms=3, lw=1.2, capsize=2, label=lab)
+        axes[1].plot(Ts, [T / (m / med[0]) for T, m in zip(Ts, med)], "o-", ms=3, color=col, label=lab)
+    for d, (col, mk) in DRAFT_STYLE.items():
+        c = mic["draft_ms"][d]
+        gs = [g for g in sorted(c) if g > 0]
+        axes[0].plot(gs, [c[g]["median"] for g in gs], mk + ":", color=col, ms=4, label=f"draft: {report.DRAFTS[d]}")
+    axes[1].plot([1, 16], [1, 16], "--", color=COLORS["discarded"], lw=1, label="free batching")
+    axes[0].set(xlabel="T positions (target) or γ proposals (draft)", ylabel="ms per call (median)",
+                title="Cost of one call")
+    axes[1].set(xlabel="T = γ + 1", ylabel="T ÷ (cost(T)/cost(1))", title="Ceiling: free draft, all accepted")
     for ax in axes:
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=6.5)
         tag_kind(ax, "measured", "lower right")
     return fig
 
 
-def alpha_figure(res):
-    fig, ax = plt.subplots(figsize=(6.4, 3.2), layout="constrained")
-    a = res["layer_skip_alpha"]
-    for key, col, lab in (("T1", COLORS["target"], "temperature 1: Σ min(p, q)"),
-                          ("T0", COLORS["draft"], "greedy: argmax agrees")):
-        ks = sorted(a[key])
-        ax.plot(ks, [a[key][k] for k in ks], "o-", color=col, label=lab)
-    best_lookup = max(r["alpha"] for r in report.runs(res, workload="copy", temperature=0.0, draft="lookup-adaptive"))
-    ax.axhline(best_lookup, color=COLORS["accepted"], ls="--", lw=1, label="prompt lookup, copy, greedy")
-    ax.set(xlabel="layers kept by the self-draft (of 30)", ylabel="α per proposal", ylim=(0, 1.12),
-           title="Layer skipping without training")
-    ax.legend(fontsize=7)
-    tag_kind(ax, "measured", "upper left")
+def exit_figure(res):
+    """α of the early-exit draft against the layers kept, trained map vs plain layer skip, and
+    the cost of one draft step against one target step."""
+    fig, axes = plt.subplots(1, 2, figsize=(7.8, 3.1), layout="constrained")
+    a = res["calibration"]["exit_alpha"]
+    for t, ls, lab in (("T1", "-", "T = 1: Σ min(p, q)"), ("T0", ":", "greedy: argmax agrees")):
+        for kind, col in (("trained", COLORS["target"]), ("untrained", COLORS["discarded"])):
+            ks = sorted(a[t][kind])
+            axes[0].plot(ks, [a[t][kind][k] for k in ks], ls, marker="o", ms=3, color=col, label=f"{kind}, {lab}")
+    axes[0].set(xlabel="k: target layers the draft runs (of 30)", ylabel="α per proposal", ylim=(0, 1),
+                title="Acceptance (held-out calibration text)")
+    axes[0].legend(fontsize=6.5)
+    step = res["calibration"]["exit_step_ms"]
+    ks = sorted(step)
+    one = res["micro"]["verify_ms"]["T1"][1]["median"]
+    axes[1].plot(ks, [step[k] / one for k in ks], "o-", color=COLORS["draft"], ms=3, label="draft step ÷ target step")
+    axes[1].plot(ks, [k / 30 for k in ks], "--", color=COLORS["discarded"], lw=1, label="k / 30 (layers alone)")
+    axes[1].set(xlabel="k", ylabel="cost relative to one target step", ylim=(0, 1.3), title="Cost of one draft step")
+    axes[1].legend(fontsize=6.5)
+    for ax in axes:
+        tag_kind(ax, "measured", "upper right" if ax is axes[1] else "center right")
     return fig
 
 
-def prediction_figure(res, *, threads: int):
-    fig, ax = plt.subplots(figsize=(5.2, 4.0), layout="constrained")
-    colors = {"copy": COLORS["accepted"], "code": COLORS["target"], "story": COLORS["draft"]}
-    sel = report.runs(res, threads=threads)
-    for w, col in colors.items():
-        pts = [(r["tokens_per_s"], r["predicted_k_hist"]) for r in sel if r["workload"] == w]
-        ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, color=col, label=w)
-    hi = max(max(r["tokens_per_s"], r["predicted_k_hist"]) for r in sel) * 1.05
-    ax.plot([0, hi], [0, hi], "--", color=COLORS["ink"], lw=1, label="prediction = measurement")
-    ax.set(xlabel="measured tokens/s", ylabel="predicted tokens/s (notebook 05's model)",
-           title=f"Prediction vs measurement ({threads} BLAS thread{'s' if threads > 1 else ''})")
-    ax.legend(fontsize=7)
-    tag_kind(ax, "measured", "lower right")
+def prediction_figure(res):
+    """Predicted (before the run) against measured decode-only tokens/s, and the errors."""
+    fig, axes = plt.subplots(1, 2, figsize=(7.8, 3.4), layout="constrained")
+    ax = axes[0]
+    hi = 0
+    for r in res["runs"]:
+        if "predicted_tokens_per_s" not in r:
+            continue
+        m = r["decode_tokens_per_s"]
+        mk = "o" if r["temperature"] == 0 else "^"
+        ax.errorbar([m["median"]], [r["predicted_tokens_per_s"]], xerr=[[m["median"] - m["min"]], [m["max"] - m["median"]]],
+                    fmt=mk, ms=4, color=WORKLOAD_COLOR[r["workload"]], elinewidth=0.8, mfc="none" if r["temperature"] else None)
+        hi = max(hi, m["max"], r["predicted_tokens_per_s"])
+    ax.plot([0, hi * 1.05], [0, hi * 1.05], "--", color=COLORS["ink"], lw=1)
+    for w, col in WORKLOAD_COLOR.items():
+        ax.plot([], [], "o", color=col, label=w)
+    ax.plot([], [], "o", color=COLORS["discarded"], label="greedy")
+    ax.plot([], [], "^", color=COLORS["discarded"], mfc="none", label="T = 1")
+    ax.set(xlabel="measured tokens/s (decode-only, median, range)", ylabel="predicted tokens/s",
+           title="Prediction vs measurement")
+    ax.legend(fontsize=6.5)
+    errs = [100 * e for _, e in report.prediction_errors(res)]
+    axes[1].hist(errs, bins=np.arange(np.floor(min(errs) / 5) * 5, max(errs) + 5, 5), color=COLORS["target"], edgecolor="white")
+    axes[1].axvline(0, color=COLORS["ink"], lw=0.8)
+    axes[1].set(xlabel="prediction error (%)", ylabel="configurations", title="Error distribution")
+    for a in axes:
+        tag_kind(a, "measured", "lower right" if a is axes[0] else "upper right")
     return fig

@@ -1,0 +1,150 @@
+"""A law test on the real model that can fail: its sample size comes from a power calculation.
+
+The outcome is the first token a speculative round (γ = 1) emits after a fixed prefix: the
+accepted proposal, or the correction drawn after a rejection. Correct strict verification
+gives it the target's law p exactly. The named broken variant *corrects from p* (draws the
+replacement from p instead of the residual max(p − q, 0)); its first-token law is
+
+    b = min(p, q) + (1 − α)·p,   α = Σ_x min(p(x), q(x)),                      (1)
+
+which differs from p unless the draft is useless (α = 0) or perfect (q = p).
+
+Pooling: tokens whose expected count n·p(x) is below 5 are merged into one outcome "other"
+(the chi-square approximation needs expected counts of about 5 or more); the same rule as
+:func:`specdec_core.lawcheck.chi_square_gof`. Power: the probability that the test rejects
+when the samples follow b — simulated (multinomial samples from b, the same statistic and
+pooling); approximately a non-central chi-square with dof = cells − 1 and non-centrality
+λ = n Σ_c (b_c − p_c)² / p_c.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+
+def broken_first_token_law(p, q) -> np.ndarray:
+    """Equation (1): the first-token law when corrections are drawn from p."""
+    p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
+    m = np.minimum(p, q)
+    return m + (1.0 - m.sum()) * p
+
+
+def pooled_cells(p, n, min_expected=5.0):
+    """Indices of tokens kept as their own cell (n·p ≥ min_expected); the rest pool into 'other'."""
+    return np.flatnonzero(np.asarray(p) * n >= min_expected)
+
+
+def power(p, b, n, *, threshold=1e-3, min_expected=5.0, sims=4000, seed=0) -> float:
+    """Probability that the chi-square test at ``threshold`` rejects p when the n samples follow
+    b: Monte Carlo over ``sims`` multinomial samples, pooled exactly as
+    :func:`specdec_core.lawcheck.chi_square_gof` pools (cells with n·p < min_expected merged
+    into one). (The non-central chi-square formula of the module docstring is close but drifts
+    when many small cells are pooled; :func:`power_ncx2` gives it for comparison.)"""
+    from scipy.stats import chi2
+
+    p, b = np.asarray(p, np.float64), np.asarray(b, np.float64)
+    big = p * n >= min_expected
+    pc = np.append(p[big], p[~big].sum()) if (~big).any() else p[big]
+    bc = np.append(b[big], b[~big].sum()) if (~big).any() else b[big]
+    bc = np.maximum(bc, 0)
+    bc = bc / bc.sum()
+    dof = len(pc) - 1
+    if dof < 1:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    obs = rng.multinomial(n, bc, size=sims)
+    e = n * pc
+    stat = ((obs - e) ** 2 / e).sum(axis=1)
+    return float((chi2.sf(stat, dof) < threshold).mean())
+
+
+def power_ncx2(p, b, n, *, threshold=1e-3, min_expected=5.0) -> float:
+    """The non-central chi-square approximation of :func:`power`."""
+    from scipy.stats import chi2, ncx2
+
+    p, b = np.asarray(p, np.float64), np.asarray(b, np.float64)
+    big = p * n >= min_expected
+    pc = np.append(p[big], p[~big].sum()) if (~big).any() else p[big]
+    bc = np.append(b[big], b[~big].sum()) if (~big).any() else b[big]
+    dof = len(pc) - 1
+    if dof < 1:
+        return 0.0
+    lam = n * float(np.sum((bc - pc) ** 2 / pc))
+    return float(ncx2.sf(chi2.isf(threshold, dof), dof, lam))
+
+
+def sample_size(p, b, *, target_power=0.9, threshold=1e-3, grid=(100, 150, 200, 300, 400, 600, 800,
+                                                                  1200, 1600, 2400, 3200, 4800, 6400)):
+    """The smallest n in ``grid`` whose power is at least ``target_power`` (and the power)."""
+    for n in grid:
+        pw = power(p, b, n, threshold=threshold)
+        if pw >= target_power:
+            return n, pw
+    return grid[-1], power(p, b, grid[-1], threshold=threshold)
+
+
+class MemoTarget:
+    """A target whose rows for (prefix, continuation) are computed once and reused: the law
+    test repeats the same round thousands of times, and the model is deterministic."""
+
+    def __init__(self, target):
+        self.target = target
+        self.memo = {}
+
+    def score(self, prefix, continuation):
+        key = (tuple(prefix), tuple(continuation))
+        if key not in self.memo:
+            self.memo[key] = np.asarray(self.target.score(prefix, continuation))
+        return self.memo[key]
+
+    def __call__(self, prefix):
+        return self.score(prefix, ())[0]
+
+
+class FixedRowDraft:
+    """The draft at one fixed prefix: proposes one token sampled from its stored row q."""
+
+    def __init__(self, q):
+        self.q = np.asarray(q, np.float64)
+
+    def propose(self, prefix, gamma, rng):
+        from ..sampling import sample_rows
+
+        toks = []
+        for _ in range(gamma):
+            toks.append(int(sample_rows(self.q[None, :], np.array([rng.random()]))[0]))
+        return toks, np.tile(self.q, (gamma, 1))
+
+    def __call__(self, prefix):
+        return self.q
+
+
+def first_token_samples(target, q, prefix, n, *, correction="residual", seed=0):
+    """n speculative rounds (γ = 1) from ``prefix`` through specdec_core.sampling's
+    speculative_round: Counter of first emitted tokens, and how many proposals were accepted."""
+    from ..sampling import speculative_round
+
+    draft = FixedRowDraft(q)
+    rng = np.random.default_rng(seed)
+    counts, acc = Counter(), 0
+    for _ in range(n):
+        r = speculative_round(target, draft, tuple(prefix), gamma=1, rng=rng, correction=correction)
+        counts[int(r.emitted[0])] += 1
+        acc += r.accepted
+    return counts, acc
+
+
+def law_dict(p, n, min_expected=5.0) -> dict:
+    """{token: p} for the tokens kept as cells; chi_square_gof pools the rest itself."""
+    keep = set(pooled_cells(p, n, min_expected / 10).tolist())
+    law = {int(x): float(p[x]) for x in keep}
+    law["other"] = max(0.0, 1.0 - sum(law.values()))
+    return law
+
+
+def relabel(counts: Counter, law: dict) -> Counter:
+    out = Counter()
+    for k, c in counts.items():
+        out[k if k in law else "other"] += c
+    return out

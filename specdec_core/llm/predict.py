@@ -1,0 +1,268 @@
+"""Predicting tokens per second *before* the speculative run, from inputs measured apart.
+
+Two kinds of input, neither taken from the run being predicted:
+
+* **Costs** (:class:`CostModel`) from isolated micro-benchmarks on a calibration context
+  (not an evaluated prompt): the target call scoring T new positions (:func:`verify_cost_curve`),
+  one draft call proposing γ tokens (:func:`draft_cost_curve`), and the sampler's own work
+  per round with zero-cost stand-in models (:func:`overhead_curve`).
+* **Acceptance** by teacher forcing along a target trajectory generated separately
+  (:class:`RoundTrace`): greedy — walk the trajectory round by round and ask the draft what it
+  would propose there (:func:`greedy_trace`); temperature 1 — α_j = Σ_x min(p_j, q_j) at each
+  position j of a sampled trajectory (:func:`alpha_along`), turned into rounds by Monte Carlo
+  (:func:`sampled_traces`).
+
+:func:`predict_decode` combines them with notebook 05's model: a round costs
+draft(γ_r) + verify(γ_r + 1) + overhead(γ_r) and emits K_r tokens. It accepts only a
+CostModel and RoundTraces; it refuses run records, so it cannot read the logs of the run it
+predicts.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .adapters import CachedTarget
+
+# ---------------------------------------------------------------- micro-benchmarks
+
+
+def _interleaved(points, fn, reps):
+    """{point: [ms, …]}: ``reps`` sweeps over all points (one untimed sweep first), so a
+    burst of load elsewhere spoils one point of several sweeps, not one point entirely."""
+    ts = {x: [] for x in points}
+    for rep in range(reps + 1):
+        for x in points:
+            ms = fn(x)
+            if rep:
+                ts[x].append(ms)
+    return ts
+
+
+def summarize(ts: dict) -> dict:
+    """{point: {"median", "min", "max"}} in ms."""
+    return {x: {"median": float(np.median(v)), "min": float(min(v)), "max": float(max(v))} for x, v in ts.items()}
+
+
+def verify_cost_curve(model, context, Ts, *, temperature, reps=5):
+    """Milliseconds of one ``CachedTarget.score`` call scoring T new positions after
+    ``context`` (forward pass, head, probabilities at the temperature) — exactly the target
+    call of a round with γ = T − 1 (T = 1: a plain decoding step)."""
+    context = [int(t) for t in context]
+    tgt = CachedTarget(model, temperature)
+    tgt.prefill(context[:-1])
+    V = model.cfg.vocab_size
+
+    def one(T):
+        tgt.cache.rollback(len(context) - 1)
+        cont = [(13 * i + 7) % V for i in range(T - 1)]
+        t = time.perf_counter()
+        tgt.score(context, cont)
+        return 1e3 * (time.perf_counter() - t)
+    return summarize(_interleaved(list(Ts), one, reps))
+
+
+def rewind(draft, context):
+    """Put a stateful draft where a round finds it: everything but the last context token seen."""
+    context = [int(t) for t in context]
+    if hasattr(draft, "cache"):
+        if draft.cache.n == 0:
+            draft.prefill(context[:-1])
+        draft.cache.rollback(min(draft.cache.n, len(context) - 1))
+    elif hasattr(draft, "sync"):
+        draft.reset()
+        draft.sync(context[:-1])
+
+
+def draft_cost_curve(draft, context, gammas, *, reps=5, seed=0):
+    """Milliseconds of one ``draft.propose(context, γ)`` call from the state a round finds it
+    in (:func:`rewind`). γ = 0 times ``draft.available`` (adaptive prompt lookup's check) when
+    the draft has one, else 0."""
+    context = [int(t) for t in context]
+    rng = np.random.default_rng(seed)
+
+    def one(g):
+        rewind(draft, context)
+        t = time.perf_counter()
+        if g == 0:
+            if hasattr(draft, "available"):
+                draft.available(context, 16)
+        else:
+            draft.propose(context, g, rng)
+        return 1e3 * (time.perf_counter() - t)
+    return summarize(_interleaved(list(gammas), one, reps))
+
+
+class _Canned:
+    """Zero-cost stand-ins returning fixed rows, to time the sampler alone."""
+
+    def __init__(self, p_rows, q_rows):
+        self.p, self.q = p_rows, q_rows
+
+    def score(self, prefix, continuation):
+        return self.p[: len(continuation) + 1]
+
+    def __call__(self, prefix):
+        return self.p[0]
+
+    def propose(self, prefix, gamma, rng):
+        return list(range(1, gamma + 1)), self.q[:gamma]
+
+
+def overhead_curve(vocab_size, gammas, *, temperature, reps=20, seed=0):
+    """Milliseconds the sampler spends per round outside the models (acceptance draws,
+    residual or bonus draw, checks), timed with zero-cost canned models over the real
+    vocabulary size: γ ≥ 1 one ``speculative_round``; γ = 0 one plain decoding step."""
+    from ..sampling import autoregressive_generate, speculative_round
+
+    rng = np.random.default_rng(seed)
+    g_max = max(max(gammas), 1)
+    if temperature == 0:  # one-hot rows; the canned proposals are all accepted (bonus path)
+        p = np.zeros((g_max + 1, vocab_size))
+        p[np.arange(g_max + 1), np.arange(1, g_max + 2) % vocab_size] = 1.0
+        q = p[:g_max].copy()
+    else:  # dense rows; proposals accepted or rejected at random (residual or bonus path)
+        p = rng.dirichlet(np.full(vocab_size, 0.05), size=g_max + 1)
+        q = 0.5 * p[:g_max] + 0.5 / vocab_size
+    fake = _Canned(p, q)
+
+    def one(g):
+        t = time.perf_counter()
+        if g == 0:
+            autoregressive_generate(fake, (0,), max_new_tokens=1, rng=rng)
+        else:
+            speculative_round(fake, fake, (0,), gamma=g, rng=rng)
+        return 1e3 * (time.perf_counter() - t)
+    return summarize(_interleaved(list(gammas), one, reps))
+
+
+# ---------------------------------------------------------------- the cost model
+
+def _interp(curve: dict, x: float) -> float:
+    xs = sorted(curve)
+    ys = [curve[k] for k in xs]
+    return float(np.interp(x, xs, ys))
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Milliseconds, from micro-benchmarks: ``verify_ms[T]`` one target call of T new
+    positions; ``draft_ms[γ]`` one draft call of γ proposals (γ = 0: the availability check
+    of an adaptive draft, or 0); ``overhead_ms[γ]`` the sampler per round (γ = 0: a plain
+    step). Missing points are interpolated linearly."""
+    verify_ms: dict
+    draft_ms: dict = field(default_factory=lambda: {0: 0.0, 1: 0.0})
+    overhead_ms: dict = field(default_factory=lambda: {0: 0.0, 1: 0.0})
+
+    def __post_init__(self):
+        for name in ("verify_ms", "draft_ms", "overhead_ms"):
+            d = getattr(self, name)
+            if not isinstance(d, dict) or not d:
+                raise ValueError(f"{name} must be a non-empty dict {{point: ms}}")
+            if any(not np.isfinite(v) or v < 0 for v in d.values()):
+                raise ValueError(f"{name} must hold finite non-negative milliseconds")
+
+    def round_ms(self, gamma: int, first: bool = False) -> float:
+        T = max(gamma, 1) if first else gamma + 1  # the first round's last token is in the prefill
+        return _interp(self.verify_ms, T) + _interp(self.draft_ms, gamma) + _interp(self.overhead_ms, gamma)
+
+
+@dataclass(frozen=True)
+class RoundTrace:
+    """One predicted way a generation splits into rounds: γ used and proposals accepted per
+    round (from teacher forcing, never from a timed run)."""
+    gammas: tuple
+    accepted: tuple
+
+    @property
+    def tokens(self) -> int:
+        return sum(a + 1 for a in self.accepted)
+
+    @property
+    def rounds(self) -> int:
+        return len(self.gammas)
+
+
+def greedy_trace(draft, prompt, trajectory, gamma, *, adaptive=False) -> RoundTrace:
+    """Greedy decoding emits the target's greedy trajectory whatever the draft does, so the
+    rounds follow from the draft alone: at each round start i, ask the draft for its proposals
+    after prompt + trajectory[:i] and count how many match the trajectory."""
+    prompt, traj = [int(t) for t in prompt], [int(t) for t in trajectory]
+    n = len(traj)
+    rng = np.random.default_rng(0)
+    i, gs, acc = 0, [], []
+    while i < n:
+        g = min(gamma, n - i - 1)
+        ctx = prompt + traj[:i]
+        if adaptive and g > 0:
+            g = min(g, draft.available(ctx, g))
+        a = 0
+        if g > 0:
+            toks = list(draft.propose(ctx, g, rng)[0])[:g]
+            while a < g and toks[a] == traj[i + a]:
+                a += 1
+        gs.append(g)
+        acc.append(a)
+        i += a + 1
+    return RoundTrace(tuple(gs), tuple(acc))
+
+
+def alpha_along(p_rows, q_rows) -> np.ndarray:
+    """α_j = Σ_x min(p_j(x), q_j(x)) for each row pair (teacher forcing at temperature 1)."""
+    p, q = np.asarray(p_rows, np.float64), np.asarray(q_rows, np.float64)
+    if p.shape != q.shape or p.ndim != 2:
+        raise ValueError(f"p_rows and q_rows must be (n, V) of one shape, got {p.shape} and {q.shape}")
+    return np.minimum(p, q).sum(axis=1)
+
+
+def sampled_traces(alpha, gamma, *, avail=None, sims=300, seed=0) -> list:
+    """Monte Carlo rounds from per-position acceptance α_j: a round starting at i with
+    γ_r = min(γ, n − i − 1[, avail_i]) accepts proposal t with probability α_{i+t} until the
+    first rejection. ``avail``: per position, how many proposals an adaptive draft offers."""
+    alpha = np.asarray(alpha, np.float64)
+    n = len(alpha)
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(sims):
+        i, gs, acc = 0, [], []
+        while i < n:
+            g = min(gamma, n - i - 1)
+            if avail is not None:
+                g = min(g, int(avail[i]))
+            a = 0
+            while a < g and rng.random() < alpha[i + a]:
+                a += 1
+            gs.append(g)
+            acc.append(a)
+            i += a + 1
+        out.append(RoundTrace(tuple(gs), tuple(acc)))
+    return out
+
+
+def predict_decode(costs: CostModel, traces) -> dict:
+    """Predicted decode-only time and tokens/s: the mean over ``traces`` (RoundTraces) of
+    Σ_rounds costs.round_ms(γ_r). Raises TypeError for anything else (a timed run's record
+    cannot be passed in)."""
+    if not isinstance(costs, CostModel):
+        raise TypeError(f"costs must be a CostModel, got {type(costs).__name__}")
+    if isinstance(traces, RoundTrace):
+        traces = [traces]
+    traces = list(traces)
+    if not traces or not all(isinstance(t, RoundTrace) for t in traces):
+        raise TypeError("traces must be RoundTrace objects (teacher forcing), not run records")
+    ms = [sum(costs.round_ms(g, first=(r == 0)) for r, g in enumerate(t.gammas)) for t in traces]
+    n = traces[0].tokens
+    mean_ms = float(np.mean(ms))
+    return {"decode_ms": mean_ms, "tokens_per_s": 1e3 * n / mean_ms,
+            "rounds": float(np.mean([t.rounds for t in traces])),
+            "mean_k": float(np.mean([t.tokens / t.rounds for t in traces])),
+            "alpha": float(np.sum([sum(t.accepted) for t in traces])
+                           / max(1, np.sum([sum(t.accepted) + sum(1 for g, a in zip(t.gammas, t.accepted) if a < g)
+                                            for t in traces])))}
+
+
+def plain_trace(n: int) -> RoundTrace:
+    """Plain decoding as rounds: n rounds of γ = 0, one token each."""
+    return RoundTrace((0,) * n, (0,) * n)
