@@ -1,6 +1,8 @@
-"""Run every benchmark script in benchmarks/ (``make bench``). Pass --skip-llm to leave out the
-real-model measurement (benchmarks/bench_llm.py: about 25 minutes on 2 cores; it rewrites
-benchmarks/results/llm.json, which notebook 09 displays)."""
+"""Run every benchmark script in benchmarks/ (``make bench``). The real-model measurement runs as
+``bench_llm.py --quick`` (a smoke run under 2 minutes of CPU, writing
+benchmarks/results/llm-quick.json); pass --full-llm for the full measurement (about 20 minutes
+on 2 cores; it rewrites benchmarks/results/llm.json, which notebook 09 displays) or --skip-llm
+to leave it out."""
 from __future__ import annotations
 
 import glob
@@ -12,13 +14,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 if __name__ == "__main__":
     skip_llm = "--skip-llm" in sys.argv
+    full_llm = "--full-llm" in sys.argv
     failed = []
     for script in sorted(glob.glob(os.path.join(HERE, "bench_*.py"))):
         name = os.path.basename(script)
         if skip_llm and name.startswith("bench_llm"):
             continue
         print(f"\n===== {name} =====", flush=True)
-        if subprocess.run([sys.executable, script], cwd=os.path.dirname(HERE)).returncode:
+        extra = ["--quick"] if name == "bench_llm.py" and not full_llm else []
+        if subprocess.run([sys.executable, script] + extra, cwd=os.path.dirname(HERE)).returncode:
             failed.append(name)
     if failed:
         sys.exit(f"failed: {', '.join(failed)}")
