@@ -44,6 +44,7 @@ __all__ = [
     "arithmetic_intensity",
     "break_even_batch",
     "cost_curve_from_results",
+    "describe_machine",
     "float_hardware",
     "get_hardware",
     "hardware_from_benchmark",
@@ -519,3 +520,24 @@ def load_benchmark(name: str, results_dir=None) -> dict:
     if not path.exists():
         raise ValueError(f"no stored results {path}: run benchmarks/{name.replace('.json', '')} first")
     return json.loads(path.read_text())
+
+
+def describe_machine(results) -> str:
+    """One line about where stored results were measured (CPU, cores, BLAS threads, date, load
+    average at the start and end), read defensively: missing fields show as "?"."""
+    if not isinstance(results, dict):
+        raise ValueError(f"results must be a parsed JSON object, got {type(results).__name__}")
+    m = results.get("machine") if isinstance(results.get("machine"), dict) else {}
+
+    def load(key):
+        v = m.get(key)
+        try:
+            return f"{float(v[0]):.1f}"
+        except (TypeError, ValueError, IndexError, KeyError):
+            return "?"
+
+    blas = m.get("blas")
+    threads = ", ".join(f"{b[0]} × {b[1]} threads" for b in blas if isinstance(b, (list, tuple)) and len(b) == 2) \
+        if isinstance(blas, list) else "?"
+    return (f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, BLAS {threads or '?'}, "
+            f"{m.get('date_utc', '?')}, load average {load('load_avg_start')} → {load('load_avg_end')}")

@@ -363,3 +363,12 @@ def test_load_benchmark(tmp_path):
     with pytest.raises(ValueError, match="name"):
         load_benchmark("../x.json")
     assert "machine" in load_benchmark("hardware.json")
+
+
+def test_describe_machine_is_defensive():
+    from specdec_core.roofline import describe_machine
+
+    line = describe_machine({"machine": {"cpu": "X", "cores": 2, "blas": [["openblas", 2]],
+                                         "date_utc": "d", "load_avg_start": [1.25, 0, 0]}})
+    assert line == "X, 2 cores, BLAS openblas × 2 threads, d, load average 1.2 → ?"
+    assert describe_machine({}) == "?, ? cores, BLAS ?, ?, load average ? → ?"
