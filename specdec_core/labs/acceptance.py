@@ -110,16 +110,23 @@ def draw(state):
 
 
 class View:
-    """Fast updater: one :class:`AcceptancePlot` per symbol count, bars moved and blitted."""
+    """Fast updater: one :class:`AcceptancePlot` per symbol count (kept), bars moved and blitted."""
 
     def __init__(self):
-        self.plot = None
+        # built up front (≈0.1 s once) so that moving the symbols slider never waits for a figure
+        p, q = np.full(MAX_SYMBOLS, 1 / MAX_SYMBOLS), np.full(MAX_SYMBOLS, 1 / MAX_SYMBOLS)
+        self.plots = {n: AcceptancePlot(p[:n] * MAX_SYMBOLS / n, q[:n] * MAX_SYMBOLS / n, SYMBOLS[:n])
+                      for n in range(MIN_SYMBOLS, MAX_SYMBOLS + 1)}
+        for plot in self.plots.values():
+            plot.png()                 # the first frame draws (and caches) the static parts
 
     def png(self, state) -> bytes:
         p, q = normalized_pair(state)
-        if self.plot is None or not self.plot.update(p, q):
-            self.plot = AcceptancePlot(p, q, SYMBOLS[:len(p)])
-        return self.plot.png()
+        plot = self.plots.get(len(p))
+        if plot is None:
+            plot = self.plots[len(p)] = AcceptancePlot(p, q, SYMBOLS[:len(p)])
+        plot.update(p, q)
+        return plot.png()
 
 
 def hidden(state):

@@ -81,16 +81,20 @@ def draw(state):
 
 
 class View:
-    """Fast updater: bars moved and blitted; a new plot when the verdict flips."""
+    """Fast updater: bars moved and blitted. The verdict (= p / ≠ p) changes colours and legend,
+    so one plot per verdict is kept and reused."""
 
     def __init__(self):
-        self.plot = None
+        self.plots = []
 
     def png(self, state) -> bytes:
         p, q = normalized_pair(state)
-        if self.plot is None or not self.plot.update(p, q, state["rule"]):
-            self.plot = RulePlot(p, q, state["rule"], SYMBOLS[:len(p)])
-        return self.plot.png()
+        for plot in self.plots:
+            if plot.update(p, q, state["rule"]):
+                return plot.png()
+        plot = RulePlot(p, q, state["rule"], SYMBOLS[:len(p)])
+        self.plots.append(plot)
+        return plot.png()
 
 
 def _controls():

@@ -49,14 +49,20 @@ class CountBars:
             bar.set_visible(k < len(pmf))
             bar.set_facecolor(colors[k])
         self.mean_line.set_xdata([ek, ek])
-        right = ek > (gamma + 2) / 2  # keep the label inside the axes
+        span = self.x_span(gamma)
+        right = ek > (span + 1) / 2  # keep the label inside the axes
         self.mean_text.set_horizontalalignment("right" if right else "left")
         self.mean_text.set_position((ek - 0.08 if right else ek + 0.08, 1.02))
         self.mean_text.set_text(f"E[K] = {ek:.2f}")
-        self.ax.set_xlim(0.4, gamma + 1.6)
-        step = max(1, (gamma + 1) // 8)
-        self.ax.set_xticks(range(1, gamma + 2, step))
+        self.ax.set_xlim(0.4, span + 0.6)
+        step = max(1, span // 8)
+        self.ax.set_xticks(range(1, span + 1, step))
         self.ax.set_title(f"γ = {gamma}: K is 1 … {gamma + 1}", fontsize=10)
+
+    def x_span(self, gamma) -> int:
+        """How many K values the x axis shows: γ + 1 rounded up to 3, 5, 9 or max γ + 1, so the
+        axis (its static, costly part) changes only at those steps."""
+        return next(s for s in (3, 5, 9, self.max_gamma + 1) if s >= int(gamma) + 1 or s == self.max_gamma + 1)
 
 
 def plot_expected_count_vs_gamma(ax, alphas=DEFAULT_ALPHAS, max_gamma: int = 12):
@@ -128,8 +134,8 @@ class CountsPlot:
         (self.curve,) = ax2.plot([], [], color=COLORS["ink"], linewidth=1.5, label="chosen α")
         (self.star,) = ax2.plot([], [], marker="*", markersize=14, color=COLORS["highlight"],
                                 markeredgecolor="black")
-        dynamic = list(self.bars.bars) + [self.bars.mean_line, self.bars.mean_text, self.curve,
-                                          self.star]
+        dynamic = list(self.bars.bars) + [self.bars.mean_line, self.bars.mean_text, ax1.title,
+                                          self.curve, self.star]
         # blit=False: a plain figure (the static copy), every artist drawn by a full draw
         self.frames = BlitPNG(self.fig, dynamic, regions={ax1: (0.0, 0.0, 0.5, 1.0),
                                                           ax2: (0.5, 0.0, 1.0, 1.0)}) if blit else None
@@ -144,11 +150,12 @@ class CountsPlot:
         # the y range is a function of the state (never of history), in a few steps
         top = next(t for t in (self.base_top, 13.0, 15.5, 18.0) if t >= ys[-1] * 1.05)
         self.ax2.set_ylim(0.8, top)
-        if self.frames is not None and g != self._gamma:
-            self.frames.invalidate(self.ax1, g)      # x range, ticks and title follow γ
+        span = self.bars.x_span(g)
+        if self.frames is not None and span != self._gamma:
+            self.frames.invalidate(self.ax1, span)   # the x range and ticks follow γ in steps
         if self.frames is not None and top != self._top:
             self.frames.invalidate(self.ax2, top)
-        self._gamma, self._top = g, top
+        self._gamma, self._top = span, top
 
     def png(self) -> bytes:
         return self.frames.png() if self.frames is not None else figure_png(self.fig)

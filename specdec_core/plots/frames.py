@@ -9,8 +9,10 @@ Matplotlib only (no ipywidgets): the lab widget in :mod:`specdec_core.labs.base`
 """
 from __future__ import annotations
 
-import io
+import struct
+import zlib
 
+import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -39,13 +41,22 @@ def pixel_size(fig, dpi: int | None = None) -> tuple[int, int]:
     return round(fig.get_figwidth() * d), round(fig.get_figheight() * d)
 
 
-def _encode_png(canvas) -> bytes:
-    from PIL import Image
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
 
-    img = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-    buf = io.BytesIO()
-    img.convert("RGB").save(buf, format="png", compress_level=1)
-    return buf.getvalue()
+
+def _encode_png(canvas) -> bytes:
+    """The canvas as an RGB PNG: no row filter, zlib level 1 (about a third faster than PIL's
+    encoder here, same pixels, similar size)."""
+    rgba = np.asarray(canvas.buffer_rgba())
+    h, w = rgba.shape[:2]
+    rows = np.empty((h, 1 + 3 * w), dtype=np.uint8)
+    rows[:, 0] = 0                                   # filter type 0 (none) on every row
+    rows[:, 1:] = rgba[:, :, :3].reshape(h, 3 * w)
+    return (b"\x89PNG\r\n\x1a\n"
+            + _png_chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), 1))
+            + _png_chunk(b"IEND", b""))
 
 
 def _own_canvas(fig, dpi):
