@@ -372,3 +372,13 @@ def test_describe_machine_is_defensive():
                                          "date_utc": "d", "load_avg_start": [1.25, 0, 0]}})
     assert line == "X, 2 cores, BLAS openblas × 2 threads, d, load average 1.2 → ?"
     assert describe_machine({}) == "?, ? cores, BLAS ?, ?, load average ? → ?"
+
+
+def test_static_figure_draws_the_moving_parts():
+    """The static copy is one full draw: no artist may stay 'animated' (blitting leaves those out)."""
+    from specdec_core.labs.roofline import DEFAULTS
+    from specdec_core.plots.roofline import roofline_lab_figure
+
+    fig = roofline_lab_figure(DEFAULTS)
+    animated = [a for ax in fig.axes for a in (*ax.lines, *ax.patches, *ax.texts) if a.get_animated()]
+    assert not animated

@@ -71,7 +71,11 @@ def draw_speedup_vs_gamma(ax, target, draft, hardware, *, dtype, sequences, cont
 def roofline_lab_figure(state):
     """The roofline lab's figure (740 × 300 px) at ``state``: pass time against T with the two
     limits and the regions, and the speed-up against γ (the same drawing as the live lab)."""
-    return RooflineView().update(state)
+    view = RooflineView()
+    fig = view.update(state)
+    for artist in view.blit.dynamic:     # a plain full draw must include the moving parts
+        artist.set_animated(False)
+    return fig
 
 
 # ---------------------------------------------------------------- this machine
