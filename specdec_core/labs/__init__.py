@@ -14,6 +14,8 @@ notebook           show                 factory                  spec
 03 one round       ``show_stepper``     ``stepper_lab``          (per records)
 04 tokens/round    ``show_counts``      ``counts_lab``           ``COUNTS``
 05 tokens/second   ``show_timing``      ``timing_lab``           ``TIMING``
+06 KV memory       ``show_kv``          ``kv_lab``               ``KV``
+06 roofline        ``show_roofline``    ``roofline_lab``         ``ROOFLINE``
 07 transforms      ``show_transforms``  ``transforms_lab``       ``TRANSFORMS``
 08 trees           ``show_trees``       ``trees_lab``            ``TREES``
 every notebook     ``show_quiz``        ``quiz_lab``             (per question)
@@ -22,8 +24,10 @@ every notebook     ``show_quiz``        ``quiz_lab``             (per question)
 from .acceptance import SPEC as ACCEPTANCE, acceptance_lab, show_acceptance
 from .base import Lab, LabSpec, show, static_html, still
 from .counts import SPEC as COUNTS, counts_lab, show_counts
+from .kv import SPEC as KV, kv_lab, show_kv
 from .quiz import quiz_lab, show_quiz
 from .residual import SPEC as CORRECTIONS, corrections_lab, show_corrections
+from .roofline import SPEC as ROOFLINE, roofline_lab, show_roofline
 from .stepper import demo_records, show_stepper, stepper_lab
 from .timing import SPEC as TIMING, show_timing, timing_lab
 from .transforms import SPEC as TRANSFORMS, show_transforms, transforms_lab
@@ -33,4 +37,5 @@ __all__ = ["ACCEPTANCE", "CORRECTIONS", "COUNTS", "TIMING", "TRANSFORMS", "Lab",
            "acceptance_lab", "corrections_lab", "counts_lab", "demo_records", "quiz_lab", "show",
            "show_acceptance", "show_corrections", "show_counts", "show_quiz", "show_stepper",
            "show_timing", "show_transforms", "static_html", "still", "stepper_lab", "timing_lab",
-           "transforms_lab", "TREES", "show_trees", "trees_lab"]
+           "transforms_lab", "TREES", "show_trees", "trees_lab",
+           "KV", "kv_lab", "show_kv", "ROOFLINE", "roofline_lab", "show_roofline"]
