@@ -14,59 +14,23 @@ from __future__ import annotations
 
 import functools
 import http.server
-import importlib.util
-import os
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
+import browserkit
 from sitebuild import ROOT, binder_url, book, built_site
 
-BROWSER_DIR = ROOT / "tests" / "browser"
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not book.notebooks_in_order(), reason="no notebooks/NN-*.ipynb yet")]
 
 
-@functools.cache
-def _browser_conftest():
-    """tests/browser/conftest.py (the "browser" helper's), for its Chromium path and args."""
-    if str(BROWSER_DIR) not in sys.path:
-        sys.path.insert(0, str(BROWSER_DIR))
-    spec = importlib.util.spec_from_file_location("specdec_browser_conftest",
-                                                  BROWSER_DIR / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-def _unavailable(reason: str):
-    if os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"SPECDEC_REQUIRE_BROWSER=1 but {reason}", pytrace=False)
-    pytest.skip(f"{reason} (install Debian's chromium; SPECDEC_REQUIRE_BROWSER=1 makes this a failure)")
-
-
 @pytest.fixture(scope="module")
 def chromium():
-    conf = _browser_conftest()
-    path = Path(conf.CHROMIUM)
-    if not (path.exists() and os.access(path, os.X_OK)):
-        _unavailable(f"no Chromium at {path}")
-    try:
-        from playwright.sync_api import expect, sync_playwright
-    except ImportError:
-        _unavailable("the playwright Python package is not installed")
-    expect.set_options(timeout=60_000)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(path), headless=True,
-                                     args=list(conf.CHROMIUM_ARGS))
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with browserkit.chromium() as browser:
+        yield browser
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
