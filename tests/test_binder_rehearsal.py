@@ -27,7 +27,7 @@ import placeholders  # noqa: E402
 
 RUN = (os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1" or os.environ.get("CI") == "true"
        or os.environ.get("SPECDEC_BINDER_REHEARSAL") == "1")
-pytestmark = [pytest.mark.binder, pytest.mark.browser, pytest.mark.skipif(
+pytestmark = [pytest.mark.binder, pytest.mark.skipif(
     not RUN, reason="the Binder rehearsal builds a fresh ≈760 MB venv (minutes): it runs in CI "
                     "(CI=true / SPECDEC_REQUIRE_BROWSER=1) or with SPECDEC_BINDER_REHEARSAL=1")]
 

@@ -23,7 +23,9 @@ import pytest
 import browserkit
 from sitebuild import ROOT, binder_url, book, built_site
 
-pytestmark = [pytest.mark.browser,
+# Marked `site`, not `browser`: tests/browser/conftest.py stops its Lab server after the last
+# `browser` test, and these (collected later) do not use it.
+pytestmark = [pytest.mark.site,
               pytest.mark.skipif(not book.notebooks_in_order(), reason="no notebooks/NN-*.ipynb yet")]
 
 
