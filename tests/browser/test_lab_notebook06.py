@@ -14,6 +14,6 @@ def test_notebook06_labs(lab, page, screenshots_dir):
     console = Console().attach(page)
     report = walk_notebook(page, lab, NOTEBOOK, ["kv", "roofline"], workspace="nb06",
                            console=console, shots=screenshots_dir)
-    assert report.labs == ["kv", "roofline"]
+    assert {"kv", "roofline"} <= set(report.labs)
     assert report.events >= 3 * 8
     print(report)
