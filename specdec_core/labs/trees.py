@@ -19,8 +19,8 @@ from .base import Lab, LabSpec, checkbox, dropdown, float_slider, int_slider, sh
 DEFAULTS = {"family": "deep", "nodes": 4, "quality": 0.0, "rule": "recursive", "replacement": True}
 
 RULE_LABELS = {"recursive": "recursive rejection (lossless)",
-               "no_update": "accept if the target would (no residual update)",
-               "typical": f"typical acceptance (ε = {TYPICAL_EPSILON}, δ = {TYPICAL_DELTA})"}
+               "no_update": "no residual update (lossy)",
+               "typical": f"typical acceptance, ε = {TYPICAL_EPSILON}, δ = {TYPICAL_DELTA} (lossy)"}
 
 
 def texts(state) -> dict:
@@ -50,8 +50,8 @@ SPEC = LabSpec(
     controls={"family": toggle("tree", [(FAMILY_LABELS[f].split(" (")[0], f) for f in TREE_FAMILIES]),
               "nodes": int_slider("nodes", 1, LAB_MAX_NODES, width=300),
               "quality": float_slider("draft quality", 0.0, 1.0, 0.1, fmt=".1f", width=300),
-              "rule": dropdown("rule", [(v, k) for k, v in RULE_LABELS.items()], width=420),
-              "replacement": checkbox("children drawn independently (with replacement)", width=360)},
+              "rule": dropdown("rule", [(v, k) for k, v in RULE_LABELS.items()], width=340),
+              "replacement": checkbox("children independent (with replacement)", width=340)},
     texts=texts, draw=draw, view=TreeLabView,
     groups=(("tree", ("family", "nodes")), ("draft and rule", ("quality", "rule", "replacement"))),
 )

@@ -114,7 +114,7 @@ def mask_figure(tree, prefix_len: int = 0, labels=None, title: str = "Tree atten
 
 
 # ------------------------------------------------------------------ the trees lab's frame
-LAB_SIZE = (760, 300)
+LAB_SIZE = (740, 300)
 _PAIRS = [(a, b) for a in range(len(SYMBOLS)) for b in range(len(SYMBOLS))]
 _LAW_YMAX = 0.5
 
