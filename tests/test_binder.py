@@ -187,3 +187,30 @@ def test_readme_binder_badge_opens_lab_at_notebook_00():
     assert (ROOT / m.group(3)).is_file()
     # It sits near the top, before the first section.
     assert readme.index(links[0]) < readme.index("\n## ")
+
+
+def test_repository_placeholder_is_defined_once_in_the_readme_badge(tmp_path):
+    """The book's launch buttons, the Binder rehearsal and the benchmark read ORG/REPO and the
+    urlpath from the badge (tools/book/placeholders.py); no other tracked file spells them out."""
+    sys.path.insert(0, str(ROOT / "tools" / "book"))
+    import placeholders
+
+    org, repo = placeholders.binder_repo()
+    assert placeholders.binder_urlpath() == "lab/tree/notebooks/00-start-here.ipynb"
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if tracked.returncode != 0:
+        pytest.skip("not a git checkout: cannot list tracked files")
+    spelled = []
+    for name in tracked.stdout.split():
+        path = ROOT / name
+        if name == "README.md" or path.suffix not in {".py", ".md", ".toml", ".txt", ".yml", ".cfg",
+                                                      ".json", ".ipynb", ""} or not path.is_file():
+            continue
+        if f"{org}/{repo}" in path.read_text(encoding="utf-8", errors="replace"):
+            spelled.append(name)
+    assert not spelled, f"{org}/{repo} spelled out outside the README badge: {spelled}"
+    fake = tmp_path / "two-badges.md"
+    fake.write_text("[a](https://mybinder.org/v2/gh/a/b/HEAD?urlpath=lab)\n"
+                    "[b](https://mybinder.org/v2/gh/c/d/HEAD?urlpath=lab)\n")
+    with pytest.raises(ValueError, match="exactly one Binder badge"):
+        placeholders.binder_repo(fake)
