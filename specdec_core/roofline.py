@@ -43,6 +43,7 @@ __all__ = [
     "ServingPoint",
     "arithmetic_intensity",
     "break_even_batch",
+    "capstone_cost_curve",
     "cost_curve_from_results",
     "describe_machine",
     "float_hardware",
@@ -428,18 +429,9 @@ def break_even_batch(target, draft, hardware, *, dtype, alpha, gamma, context,
 
 # ---------------------------------------------------------------- measured curves
 
-def cost_curve_from_results(results, key: str = "threads2") -> dict:
-    """{T: ms} from a cost curve stored by ``benchmarks/bench_llm.py`` (``results["cost_curve"]
-    [key]``), read defensively: a value may be a number, a list/tuple whose first entry is the
-    minimum, or a dict with ``"min"`` (or ``"median"``); keys may be strings. Raises
-    ``ValueError`` naming what is missing."""
-    if not isinstance(results, dict):
-        raise ValueError(f"results must be a parsed JSON object, got {type(results).__name__}")
-    curves = results.get("cost_curve")
-    if not isinstance(curves, dict) or key not in curves or not isinstance(curves[key], dict):
-        raise ValueError(f"results has no cost curve {key!r} (found {list(curves or {})})")
+def _read_curve(raw, where: str) -> dict:
     out = {}
-    for T, v in curves[key].items():
+    for T, v in raw.items():
         if isinstance(v, dict):
             v = v.get("min", v.get("median"))
         elif isinstance(v, (list, tuple)):
@@ -447,13 +439,53 @@ def cost_curve_from_results(results, key: str = "threads2") -> dict:
         try:
             t, ms = int(T), float(v)
         except (TypeError, ValueError):
-            raise ValueError(f"cost curve {key!r}: cannot read T={T!r}: {v!r}") from None
+            raise ValueError(f"{where}: cannot read T={T!r}: {v!r}") from None
         if not ms > 0:
-            raise ValueError(f"cost curve {key!r}: T={T} has a non-positive time {ms!r}")
+            raise ValueError(f"{where}: T={T} has a non-positive time {ms!r}")
         out[t] = ms
     if 1 not in out:
-        raise ValueError(f"cost curve {key!r} lacks T = 1")
+        raise ValueError(f"{where} lacks T = 1")
     return dict(sorted(out.items()))
+
+
+def cost_curve_from_results(results, key: str | None = None) -> dict:
+    """{T: ms} — the capstone's cost of scoring T positions in one call, from
+    ``benchmarks/results/llm.json``, read defensively across the formats ``bench_llm.py`` has
+    written: ``results["cost_curve"][key]`` (``key`` default "threads2") or
+    ``results["micro"]["verify_ms"][key]`` (``key`` default "T0", greedy verification). A value
+    may be a number, a list whose first entry is the minimum, or a dict with "min" (else
+    "median"); the minimum is preferred (least disturbed by load elsewhere). Raises
+    ``ValueError`` naming what is missing."""
+    return capstone_cost_curve(results, key)["curve"]
+
+
+def capstone_cost_curve(results, key: str | None = None) -> dict:
+    """Like :func:`cost_curve_from_results`, with where the curve came from: a dict with
+    ``curve`` ({T: ms}), ``source`` (the JSON path read), ``threads`` (BLAS threads, when the
+    file says) and ``context`` (tokens before the scored positions, when the file says)."""
+    if not isinstance(results, dict):
+        raise ValueError(f"results must be a parsed JSON object, got {type(results).__name__}")
+    machine = results.get("machine") if isinstance(results.get("machine"), dict) else {}
+    old = results.get("cost_curve")
+    micro = results.get("micro")
+    if isinstance(old, dict) and old and (key is None or key in old):
+        k = key or ("threads2" if "threads2" in old else next(iter(old)))
+        if not isinstance(old.get(k), dict):
+            raise ValueError(f"results has no cost curve {k!r} (found {list(old)})")
+        threads = int(k[7:]) if k.startswith("threads") and k[7:].isdigit() else None
+        return {"curve": _read_curve(old[k], f"cost curve {k!r}"), "source": f"cost_curve.{k}",
+                "threads": threads, "context": None}
+    if isinstance(micro, dict) and isinstance(micro.get("verify_ms"), dict):
+        curves = micro["verify_ms"]
+        k = key or ("T0" if "T0" in curves else next(iter(curves), None))
+        if k not in curves or not isinstance(curves[k], dict):
+            raise ValueError(f"results has no cost curve {k!r} (found {list(curves)})")
+        ctx = micro.get("context_tokens")
+        return {"curve": _read_curve(curves[k], f"cost curve {k!r}"), "source": f"micro.verify_ms.{k}",
+                "threads": machine.get("blas_threads_used"),
+                "context": int(ctx) if isinstance(ctx, int) else None}
+    found = list(old or {}) + [f"micro.verify_ms.{c}" for c in ((micro or {}).get("verify_ms") or {})]
+    raise ValueError(f"results has no cost curve {key!r} (found {found})")
 
 
 def relative_cost(curve: dict) -> dict:

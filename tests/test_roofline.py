@@ -311,7 +311,7 @@ def test_cost_curve_reader_is_defensive():
         assert c == {1: 10.0, 2: 15.0}
         assert relative_cost(c) == {1: 1.0, 2: 1.5}
     with pytest.raises(ValueError, match="threads1"):
-        cost_curve_from_results({"cost_curve": {"threads2": {"1": 1.0}}}, key="threads1")
+        cost_curve_from_results({"cost_curve": {"threads2": {"1": 1.0}}, "micro": {}}, key="threads1")
     with pytest.raises(ValueError, match="T = 1"):
         cost_curve_from_results({"cost_curve": {"threads2": {"2": 1.0}}})
     with pytest.raises(ValueError, match="T='x'"):
@@ -382,3 +382,17 @@ def test_static_figure_draws_the_moving_parts():
     fig = roofline_lab_figure(DEFAULTS)
     animated = [a for ax in fig.axes for a in (*ax.lines, *ax.patches, *ax.texts) if a.get_animated()]
     assert not animated
+
+
+def test_capstone_curve_both_formats():
+    from specdec_core.roofline import capstone_cost_curve
+
+    old = {"cost_curve": {"threads2": {"1": [16.0, 17.0], "4": [32.0, 33.0]}}}
+    new = {"machine": {"blas_threads_used": 1},
+           "micro": {"context_tokens": 171,
+                     "verify_ms": {"T0": {"1": {"median": 50.0, "min": 40.0}, "4": {"median": 90.0}}}}}
+    a, b = capstone_cost_curve(old), capstone_cost_curve(new)
+    assert a == {"curve": {1: 16.0, 4: 32.0}, "source": "cost_curve.threads2", "threads": 2, "context": None}
+    assert b == {"curve": {1: 40.0, 4: 90.0}, "source": "micro.verify_ms.T0", "threads": 1, "context": 171}
+    with pytest.raises(ValueError, match="no cost curve"):
+        capstone_cost_curve({"machine": {}})
