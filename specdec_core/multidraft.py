@@ -45,6 +45,10 @@ from .verify import residual_distribution
 #: Acceptance rules for several candidates. Only "recursive" keeps the target's law.
 MULTI_DRAFT_RULES = ("recursive", "no_update", "typical")
 
+#: Float inputs only: a rejection mass below this is float rounding (t = s up to it), not a
+#: chance of rejection; the exact path never uses it.
+FLOAT_REJECT_TOL = 1e-12
+
 #: Medusa's published defaults for typical acceptance (ε = 0.09, δ = √ε = 0.3).
 TYPICAL_EPSILON = 0.09
 TYPICAL_DELTA = 0.3
@@ -190,8 +194,10 @@ def verify_candidates(p, q, candidates, rng, *, rule="recursive", replacement=Tr
         pass_set = {x for x in range(len(pa)) if float(pa[x]) > thr}
     t, s, fallback = pa, qa, pa
     for i, x in enumerate(cands):
-        if rng.random() < float(_accept_prob(rule, t, s, x, pass_set)):
-            return i, x
+        a = float(_accept_prob(rule, t, s, x, pass_set))
+        if rng.random() < a or (t.dtype != object and rule != "typical"
+                                and float(np.maximum(s - t, 0).sum()) < FLOAT_REJECT_TOL):
+            return i, x                     # (a rejection that only float rounding allows is none)
         t, fallback = _next(rule, pa, t, s)
         if not replacement and i + 1 < len(cands):
             s = _remove(s, x)
@@ -250,8 +256,8 @@ def _outcomes(rule, p, q, k, replacement, pass_set):
                 accepted[(i, x)] += reach * acc[x]
         rej = s - acc                       # proposed and rejected, per token
         total = rej.sum()
-        if total <= 0:
-            return
+        if total <= 0 or (t.dtype != object and total < FLOAT_REJECT_TOL):
+            return                          # nothing (or only float rounding) left to reject
         t_next, fb = _next(rule, p, t, s)
         if i + 1 == k:
             fallbacks.append((reach * total, fb))

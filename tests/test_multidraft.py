@@ -189,3 +189,18 @@ def test_chi_square_power():
     assert chi_square_power(law, {0: 0.5, 1: 0.4, 2: 0.1}, 10) == 1.0
     with pytest.raises(ValueError, match="n must be a positive integer"):
         chi_square_power(law, law, 0)
+
+
+def test_float_rounding_is_not_a_rejection():
+    """q equal to p up to float rounding: no residual is ever needed (it would be undefined)."""
+    p = np.array([0.1, 0.6, 0.2, 0.1])                  # the toy target after A ...
+    q = 0.9 * p + 0.1 * p                                 # ... mixed with itself: q − p ≈ 1e-16
+    assert (q - np.minimum(p, q)).sum() > 0 and np.maximum(p - q, 0).sum() == 0
+    for rule in MULTI_DRAFT_RULES:
+        for rep in (True, False):
+            out = multi_draft_law(p, q, 3, rule=rule, replacement=rep).output
+            np.testing.assert_allclose(out, p, atol=1e-12)
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        assert verify_multi_draft(p, q, (2, 1), rng, replacement=False)[0] == 0
+        assert verify_multi_draft(p, q, (1, 1), rng)[0] == 0
