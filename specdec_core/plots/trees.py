@@ -122,26 +122,36 @@ _LAW_YMAX = 0.5
 class TreeLabPlot:
     """The trees lab's frame. Left: the law of the first two tokens under the chosen rule next to
     the target's, over all 16 pairs (fixed axes). Right: E[accepted tokens] against the node budget
-    for the chosen family, rule and draft, the current budget circled. Only bars, lines and titles
-    move between states (:class:`~specdec_core.plots.frames.BlitPNG`)."""
+    for the chosen family, rule and draft, the current budget circled. The target's bars are the
+    same in every state (static); the emitted bars are one collection and the curve two lines, the
+    only artists redrawn per frame (:class:`~specdec_core.plots.frames.BlitPNG`)."""
 
     def __init__(self, state, blit: bool = True):
+        from matplotlib.collections import PolyCollection
+        from matplotlib.patches import Patch
+
         from .frames import BlitPNG
 
+        d = self._numbers(state)
         self.fig = fig = lab_figure(*LAB_SIZE)
         ax = self.ax = fig.add_axes([0.07, 0.2, 0.55, 0.66])
         x = np.arange(len(_PAIRS))
-        self.target_bars = ax.bar(x - 0.2, np.zeros(len(x)), 0.4, color=COLORS["target"], label="target")
-        self.law_bars = ax.bar(x + 0.2, np.zeros(len(x)), 0.4, color=COLORS["rejected"],
-                               hatch=HATCHES["rejected"], edgecolor="white", label="emitted")
+        ax.bar(x - 0.2, [min(float(d["target_law"].get(k, 0.0)), _LAW_YMAX) for k in _PAIRS], 0.4,
+               color=COLORS["target"])
+        self.law_bars = PolyCollection([], facecolors=COLORS["rejected"], edgecolors="white",
+                                       hatch=HATCHES["rejected"], linewidths=0.5)
+        ax.add_collection(self.law_bars)
+        ax.set_xlim(-0.6, len(_PAIRS) - 0.4)
         ax.set_xticks(x)
         ax.set_xticklabels(["".join(SYMBOLS[t] for t in k) for k in _PAIRS], fontsize=7)
         ax.set_xlabel("first two tokens")
         ax.set_ylabel("probability")
         ax.set_ylim(0, _LAW_YMAX)
-        ax.legend(fontsize=7, loc="upper right")
+        ax.legend(handles=[Patch(color=COLORS["target"], label="target"),
+                           Patch(facecolor=COLORS["rejected"], edgecolor="white", hatch=HATCHES["rejected"],
+                                 label="emitted")], fontsize=7, loc="upper right")
+        ax.set_title("emitted law of two tokens vs the target's", fontsize=9)
         tag_kind(ax, "derived", "upper left")
-        self.law_title = ax.text(0.5, 1.03, "", transform=ax.transAxes, ha="center", fontsize=9)
         ax2 = self.ax2 = fig.add_axes([0.71, 0.2, 0.27, 0.66])
         xs = list(range(1, LAB_MAX_NODES + 1))
         (self.curve,) = ax2.plot(xs, np.zeros(len(xs)), marker="o", ms=4)
@@ -150,25 +160,28 @@ class TreeLabPlot:
         ax2.set_ylabel("E[accepted tokens]")
         ax2.set_ylim(0, LAB_MAX_NODES * 0.75)
         ax2.set_xticks(xs)
+        ax2.set_title("against the node budget", fontsize=9)
         tag_kind(ax2, "derived", "upper left")
-        self.curve_title = ax2.text(0.5, 1.03, "", transform=ax2.transAxes, ha="center", fontsize=8)
-        dynamic = list(self.target_bars) + list(self.law_bars) + [self.law_title, self.curve, self.mark,
-                                                                  self.curve_title]
         self.update(state)
-        self.frames = BlitPNG(fig, dynamic) if blit else None
+        self.frames = BlitPNG(fig, [self.law_bars, self.curve, self.mark]) if blit else None
+
+    @staticmethod
+    def _numbers(state):
+        return tree_lab_numbers(state["family"], state["nodes"], state["quality"], state["rule"],
+                                state["replacement"])
 
     def update(self, state):
-        d = tree_lab_numbers(state["family"], state["nodes"], state["quality"], state["rule"],
-                             state["replacement"])
-        for bars, law in ((self.target_bars, d["target_law"]), (self.law_bars, d["law"])):
-            for b, k in zip(bars, _PAIRS):
-                b.set_height(min(float(law.get(k, 0.0)), _LAW_YMAX))
-        self.law_title.set_text(f"law of two tokens vs target, TV = {d['tv']:.3f}")
+        d = self._numbers(state)
+        verts = []
+        for i, k in enumerate(_PAIRS):
+            h = min(float(d["law"].get(k, 0.0)), _LAW_YMAX)
+            if h > 0:
+                verts.append([(i, 0), (i, h), (i + 0.4, h), (i + 0.4, 0)])
+        self.law_bars.set_verts(verts)
         c, m, ls = _FAMILY_STYLE[state["family"]]
         self.curve.set_ydata(d["curve"])
         self.curve.set(color=c, marker=m, ls=ls)
         self.mark.set_data([state["nodes"]], [d["expected_accepted"]])
-        self.curve_title.set_text(FAMILY_LABELS[state["family"]])
         return self
 
     def png(self) -> bytes:
