@@ -29,10 +29,13 @@ Fill in a :class:`LabSpec` (see ``labs/acceptance.py`` for a full example)::
   is replaced by a greyed frame with that message (never a stale figure) and the root gets the
   class ``lab-impossible``. ``texts`` must still return readable text for such states.
 * ``actions``: buttons, key -> :class:`Action` (label, ``fn(state) -> changes``).
-* ``groups``: optional ((heading, (keys…)), …) to lay controls out in titled columns that wrap.
+* ``groups``: optional ((heading, (keys…)), …): titled groups are columns that sit side by side
+  and wrap; a group with an empty heading takes a full row.
 * ``hidden(state) -> keys``: optional, controls not shown for this state (kept, not destroyed).
 * ``note``: one plain line above the controls; ``static``: optional ``() -> html`` replacing the
-  static copy's body (the quiz shows its question and a collapsed answer).
+  static copy's body (the quiz shows its question and a collapsed answer); ``order``: optional
+  top-to-bottom order of the parts "actions", "controls", "text:<key>", "figure" (default: the
+  buttons, the controls, the texts in ``texts()`` order, the figure).
 
 Public attributes of every :class:`Lab` (tests and benchmarks use only these):
 ``.spec``, ``.state`` (dict copy), ``.controls`` (key -> widget), ``.actions`` (key -> Button),
@@ -233,6 +236,7 @@ class LabSpec:
     hidden: Callable[[Mapping], Any] | None = None
     note: str = ""                 # one plain line shown above the controls (optional)
     static: Callable[[], str] | None = None   # HTML body of the static copy (default: texts + figure)
+    order: tuple = ()              # top-to-bottom parts: "actions", "controls", "text:<key>", "figure"
 
     def __post_init__(self):
         if not _NAME.match(self.name):
@@ -276,6 +280,8 @@ _LIVE_CSS = """<style>
 .specdec-lab.jupyter-widgets-disconnected .lab-controls {opacity: 0.45; pointer-events: none;}
 .specdec-lab .jupyter-widgets-disconnected::before {display: none;}
 .specdec-lab.lab-impossible .lab-figure {opacity: 0.6;}
+.specdec-lab .widget-html-content {line-height: 1.45; overflow-wrap: anywhere;}
+.specdec-lab .widget-html {height: auto;}
 </style>"""
 RESTART_NOTE = ("The kernel restarted (or this is a saved copy): the controls are not connected. "
                 "Re-run this cell to use the lab.")
@@ -330,10 +336,12 @@ class Lab(w.VBox):
         children = [note]
         if spec.note:
             children.append(w.HTML(text_html(spec.note)))
-        children.append(self._controls_box())
-        children += [self.texts[k] for k in self._keys]
-        if self.figure is not None:
-            children.append(self.figure)
+        order = spec.order or ("actions", "controls", *(f"text:{k}" for k in self._keys), "figure")
+        parts = {"actions": self._actions_box(), "controls": self._controls_box(),
+                 "figure": self.figure, **{f"text:{k}": t for k, t in self.texts.items()}}
+        if set(order) - set(parts) or set(k for k in parts if parts[k] is not None) - set(order):
+            raise ValueError(f"order must list each of {sorted(parts)} once, got {order}")
+        children += [parts[k] for k in order if parts[k] is not None]
         super().__init__(children, layout=w.Layout(max_width=f"{MAX_WIDTH_PX}px"))
         self.add_class("specdec-lab")
         self.add_class(f"lab-{spec.name}")
@@ -342,20 +350,29 @@ class Lab(w.VBox):
         self.refresh()
 
     # -- layout
-    def _controls_box(self) -> w.Box:
-        wrap = w.Layout(display="flex", flex_flow="row wrap", align_items="flex-start",
-                        max_width="100%")
+    def _actions_box(self) -> w.Box | None:
+        if not self.actions:
+            return None
+        box = w.Box(list(self.actions.values()), layout=_wrap())
+        box.add_class("lab-controls")
+        return box
+
+    def _controls_box(self) -> w.Box | None:
+        wrap = _wrap()
         parts = []
-        if self.actions:
-            parts.append(w.Box(list(self.actions.values()), layout=wrap))
         if self.spec.groups:
+            # a titled group is a column (columns sit side by side and wrap); an untitled group
+            # takes a full row of its own
             cols = [w.VBox(([w.HTML(f"<b>{html.escape(h)}</b>")] if h else [])
                            + [self.controls[k] for k in keys],
-                           layout=w.Layout(margin="0 12px 0 0", max_width="100%"))
+                           layout=w.Layout(margin="0 12px 0 0", max_width="100%",
+                                           width=None if h else "100%"))
                     for h, keys in self.spec.groups]
             parts.append(w.Box(cols, layout=wrap))
         elif self.controls:
             parts.append(w.Box(list(self.controls.values()), layout=wrap))
+        if not parts:
+            return None
         box = w.VBox(parts, layout=w.Layout(max_width="100%"))
         box.add_class("lab-controls")
         return box
@@ -424,6 +441,10 @@ class Lab(w.VBox):
                 self.figure.value = png
         self.last_texts = texts
         return texts
+
+
+def _wrap() -> w.Layout:
+    return w.Layout(display="flex", flex_flow="row wrap", align_items="flex-start", max_width="100%")
 
 
 class _DrawView:

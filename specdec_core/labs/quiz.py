@@ -49,6 +49,7 @@ def quiz_spec(question: Question) -> LabSpec:
         actions={"check": Action("Check", lambda s: {"graded": s["choice"], "checks": s["checks"] + 1},
                                  primary=True)},
         static=lambda: static_quiz_html(question),
+        order=("text:prompt", "controls", "actions", "text:feedback"),
     )
 
 
