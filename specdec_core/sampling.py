@@ -413,22 +413,63 @@ def autoregressive_generate(target, prefix, *, max_new_tokens, rng,
 
 # ---------------------------------------------------------------- batched verification
 
-def _check_used_rows(A, b_idx, i_idx, name):
-    """Rows A[b_idx, i_idx] (the rows a round read or samples from): finite, non-negative,
-    summing to 1 within SUM_TOL. Reads only those rows."""
-    if b_idx.size == 0:
+def _raise_bad_row(name, b, i, s, m):
+    fault = ("contains NaN or an infinite entry" if not np.isfinite(s) else
+             f"has a negative entry (min {m:.3g})" if m < 0 else
+             f"does not sum to 1 (sum {s:.9g})")
+    raise ValueError(f"{name}[{b}, {i}] (a row this round uses) {fault}")
+
+
+def _check_used_rows(A, n, last, name):
+    """Rows A[b, i] for i = 0 … min(n[b], last): the rows a round read or samples from. Each
+    must be finite, non-negative and sum to 1 within SUM_TOL.
+
+    Short rows (V ≤ 64): one matrix product gives every row sum at once (numpy's reduction
+    along a short axis is slow per row) and one global minimum looks for negatives; only the
+    used rows' verdicts count. Long rows: position by position, only the used rows are read
+    (a view, no copy, where every sequence uses that position)."""
+    B, L, V = A.shape
+    last = min(last, L - 1)
+    if last < 0:
         return
-    rows = A[b_idx, i_idx]
-    sums = rows.sum(axis=-1, dtype=np.float64)
-    mins = rows.min(axis=-1)
-    bad = ~(np.abs(sums - 1.0) <= SUM_TOL) | ~(mins >= 0)   # NaN fails both comparisons
-    if bad.any():
+    if V <= 64:
+        used = np.arange(L)[None, :] <= np.minimum(n, last)[:, None]
+        flat = A.reshape(B * L, V).astype(np.float64, copy=False)
+        ones = np.ones(V)
+        sums = (flat @ ones).reshape(B, L)
+        bad = ~(np.abs(sums - 1.0) <= SUM_TOL) & used            # NaN / inf fail the comparison
+        if not bool(flat.min() >= 0) or bad.any():               # NaN anywhere also lands here
+            neg = (np.minimum(flat, 0.0) @ ones).reshape(B, L) < 0
+            bad |= neg & used
+            if bad.any():
+                b, i = (int(v) for v in np.argwhere(bad)[0])
+                _raise_bad_row(name, b, i, float(sums[b, i]), float(A[b, i].min()))
+        return
+    # Long rows are summed in their own dtype (numpy's pairwise summation; casting float32 to
+    # float64 on the fly costs ~6x), so the tolerance adds that sum's rounding bound.
+    tol = SUM_TOL + (0.0 if A.dtype == np.float64 else
+                     2 * np.log2(V) * float(np.finfo(A.dtype if A.dtype.kind == "f" else np.float64).eps))
+    if V >= 1024:   # long rows: one contiguous row at a time, no gathered copies
+        for b in range(B):
+            for i in range(min(int(n[b]), last) + 1):
+                row = A[b, i]
+                s = float(np.add.reduce(row))
+                m = row.min()
+                if not (abs(s - 1.0) <= tol and m >= 0):
+                    _raise_bad_row(name, b, i, s, float(m))
+        return
+    for i in range(last + 1):
+        b_idx = None if i == 0 else np.flatnonzero(n >= i)
+        if b_idx is not None and b_idx.size == 0:
+            break
+        rows = A[:, i] if b_idx is None or b_idx.size == B else A[b_idx, i]
+        sums = np.add.reduce(rows, axis=-1)
+        if bool((np.abs(sums - 1.0) <= tol).all()) and bool(rows.min() >= 0):
+            continue
+        bad = ~(np.abs(sums - 1.0) <= tol) | (rows.min(axis=-1) < 0)
         k = int(np.flatnonzero(bad)[0])
-        b, i, s, m = int(b_idx[k]), int(i_idx[k]), float(sums[k]), float(mins[k])
-        fault = ("contains NaN or an infinite entry" if not np.isfinite(s) else
-                 f"has a negative entry (min {m:.3g})" if m < 0 else
-                 f"does not sum to 1 (sum {s:.9g})")
-        raise ValueError(f"{name}[{b}, {i}] (a row this round uses) {fault}")
+        b = k if b_idx is None or b_idx.size == B else int(b_idx[k])
+        _raise_bad_row(name, b, i, float(sums[k]), float(rows[k].min()))
 
 
 def verify_batch(target_probs, draft_probs, draft_tokens, rng, *, check_all=False,
@@ -491,21 +532,18 @@ def verify_batch(target_probs, draft_probs, draft_tokens, rng, *, check_all=Fals
         n = np.zeros(B, dtype=np.int64)
     if not check_all:
         # the rows read: positions 0 … n of each sequence (p), 0 … min(n, γ−1) (q)
-        pos = np.arange(g1)
-        used = pos[None, :] <= n[:, None]
-        b_idx, i_idx = np.nonzero(used)
-        _check_used_rows(P, b_idx, i_idx, "target_probs")
-        qused = used[:, :gamma]
-        b_idx, i_idx = np.nonzero(qused)
-        _check_used_rows(Q, b_idx, i_idx, "draft_probs")
+        _check_used_rows(P, n, gamma, "target_probs")
+        if gamma:
+            _check_used_rows(Q, n, gamma - 1, "draft_probs")
     # One row per sequence: the bonus row γ, or the correction weights at the rejected position.
     dtype = P.dtype if P.dtype.kind == "f" else np.float64
     W = np.take(P.reshape(B * g1, V), rows * g1 + n, axis=0).astype(dtype, copy=False)
     rej = np.flatnonzero(~all_ok)
-    if rej.size:
-        pr = W[rej]
-        qr = Q[rej, n[rej]].astype(dtype, copy=False)
-        W[rej] = correction_weights(pr, qr, correction)
+    if rej.size and V >= 1024:       # long rows: each correction formed in place in W
+        for b in rej:
+            correction_weights(P[b, n[b]], Q[b, n[b]], correction, out=W[b])
+    elif rej.size:                   # many short rows: all corrections at once
+        W[rej] = correction_weights(W[rej], Q[rej, n[rej]].astype(dtype, copy=False), correction)
     nxt = sample_rows(W, rng.random(B))
     return n.astype(np.int64), nxt
 
@@ -515,15 +553,16 @@ BLOCK = 512
 
 
 def block_sums(W, block=BLOCK):
-    """Sums of consecutive blocks of ``block`` columns of a (B, V) array, in float64 (the last
-    block may be shorter)."""
+    """Sums of consecutive blocks of ``block`` columns of a (B, V) array, returned in float64
+    (the last block may be shorter). Each block is summed in W's own dtype (pairwise, so a
+    float32 block of 512 is off by ~1e-7 relative at most; casting on the fly costs ~6x)."""
     B, V = W.shape
     nb = V // block
     parts = []
     if nb:
-        parts.append(W[:, : nb * block].reshape(B, nb, block).sum(axis=2, dtype=np.float64))
+        parts.append(W[:, : nb * block].reshape(B, nb, block).sum(axis=2).astype(np.float64))
     if nb * block < V:
-        parts.append(W[:, nb * block:].sum(axis=1, keepdims=True, dtype=np.float64))
+        parts.append(W[:, nb * block:].sum(axis=1, keepdims=True).astype(np.float64))
     return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
 
 

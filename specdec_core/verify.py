@@ -32,7 +32,7 @@ def check_rule(rule, name: str = "correction", *, sampleable: bool = True) -> st
     return rule
 
 
-def correction_weights(p, q, rule: str = "residual"):
+def correction_weights(p, q, rule: str = "residual", *, out=None):
     """The one implementation of the correction rules: the (unnormalized) weights a rejected
     proposal is replaced from, along the last axis of already validated arrays (float64, or
     object arrays of Fractions) of the same shape.
@@ -41,7 +41,24 @@ def correction_weights(p, q, rule: str = "residual"):
     only reachable through rounding) the row falls back to p; "draft" q; "target" p; "uniform"
     all ones; "unnormalized" max(p − q, 0) as is. No validation here: the samplers call it on
     rows they have checked; :func:`correction_distribution` is the validated, normalized form.
+    ``out`` (float arrays only, not aliasing p or q): write the weights there, without
+    temporaries (the batched sampler forms each correction row in place this way).
     """
+    if out is not None:
+        if rule == "draft":
+            np.copyto(out, q, casting="unsafe")
+        elif rule == "target":
+            np.copyto(out, p, casting="unsafe")
+        elif rule == "uniform":
+            out[...] = 1
+        else:
+            np.subtract(p, q, out=out, casting="unsafe")
+            np.maximum(out, 0, out=out)
+            if rule == "residual":
+                empty = out.sum(axis=-1, keepdims=True) <= 0
+                if empty.any():
+                    np.copyto(out, p, where=empty, casting="unsafe")
+        return out
     if rule == "draft":
         return q.copy()
     if rule == "target":

@@ -30,10 +30,22 @@ V = T.vocab_size
 
 # ---------------------------------------------------------------- corrupting models
 
+def _shift_negative(r):
+    """Move 0.3 of mass from the smallest entry other than the largest onto the largest: the
+    sum stays 1 and that entry goes negative (every entry but the largest is ≤ 0.25 for V = 4)."""
+    r = r.copy()
+    top = int(np.argmax(r))
+    others = [i for i in range(len(r)) if i != top]
+    low = min(others, key=lambda i: r[i]) if others else top
+    r[top] += 0.3
+    r[low] -= 0.3
+    return r
+
+
 CORRUPTIONS = {
     "nan": lambda r: np.where(np.arange(len(r)) == 0, np.nan, r),
     "inf": lambda r: np.where(np.arange(len(r)) == 0, np.inf, r),
-    "negative": lambda r: r + 0.3 * ((np.arange(len(r)) == np.argmax(r)).astype(float) - (np.arange(len(r)) == np.argmin(r))),
+    "negative": lambda r: _shift_negative(r),
     "wrong sum": lambda r: r * 1.1,
     "too long": lambda r: np.append(r, 0.0),
     "too short": lambda r: r[:-1] / r[:-1].sum() if r[:-1].sum() > 0 else r[:-1] + 1.0 / (len(r) - 1),
