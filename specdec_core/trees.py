@@ -26,8 +26,15 @@ from fractions import Fraction
 import numpy as np
 
 from .distributions import check_distribution, check_gamma
-from .multidraft import (TYPICAL_DELTA, TYPICAL_EPSILON, check_rule, check_typical,
-                         multi_draft_outcomes, sample_candidates, verify_candidates)
+from .multidraft import (
+    TYPICAL_DELTA,
+    TYPICAL_EPSILON,
+    check_rule,
+    check_typical,
+    multi_draft_outcomes,
+    sample_candidates,
+    verify_candidates,
+)
 
 #: Tree families compared under a node budget.
 TREE_FAMILIES = ("chain", "wide", "deep")
@@ -91,7 +98,7 @@ class TokenTree:
             raise ValueError("tree has no tokens yet (draft it first)")
         return tuple(prefix) + tuple(self.tokens[i] for i in self.path(node))
 
-    def with_tokens(self, tokens) -> "TokenTree":
+    def with_tokens(self, tokens) -> TokenTree:
         return TokenTree(self.parents, tuple(tokens))
 
 
@@ -253,7 +260,7 @@ def _round_law(node, key, exact):
         if mk in memo:
             return memo[mk]
         out = defaultdict(lambda: 0 * one)
-        kids, p, accepted, fallbacks = node(u, ctx)
+        kids, _, accepted, fallbacks = node(u, ctx)
         for (i, x), m in accepted.items():
             for seq, pr in law(kids[i], ctx + (x,), budget - 1).items():
                 out[(x,) + seq] += m * pr
@@ -461,7 +468,8 @@ def compare_with_target(target, draft, prefix, tree: TokenTree, length: int = 2,
                         replacement=True, epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA, exact=True,
                         key=None) -> TreeComparison:
     """The exact (or float64) law a tree rule emits next to the target's, and TV between them."""
-    kw = dict(rule=rule, replacement=replacement, epsilon=epsilon, delta=delta, exact=exact, key=key)
+    kw = {"rule": rule, "replacement": replacement, "epsilon": epsilon, "delta": delta, "exact": exact,
+          "key": key}
     law = tree_sequence_law(target, draft, prefix, tree, length, **kw)
     want = _target_sequence_law(target, prefix, length, exact)
     zero = Fraction(0) if exact else 0.0
@@ -549,8 +557,10 @@ def _lab_numbers(family, nodes, quality, rule, replacement):
 def measured_pass_costs(path=None, threads: int = 2):
     """The capstone's measured cost of one target pass against the number of positions it scores,
     read defensively from ``benchmarks/results/llm.json`` (another notebook's benchmark; it may
-    change or be missing). Returns ``({positions: (fastest ms, slowest ms)}, how it was measured)``,
-    or ``(None, reason)`` when the file or the curve is not there."""
+    change or be missing). Two layouts are understood: ``micro.verify_ms.T0`` ({positions:
+    {median, min, max}}) and the older ``cost_curve.threads<threads>`` ({positions: [repeats]}).
+    Returns ``({positions: (fastest, middle, slowest) ms}, how it was measured)``, or
+    ``(None, reason)`` when the file or the curve is not there. Unreadable entries are skipped."""
     try:
         import json
 
@@ -558,23 +568,37 @@ def measured_pass_costs(path=None, threads: int = 2):
 
         with open(path or RESULTS) as f:        # the raw file: only the parts used here must exist
             res = json.load(f)
-        curve = res["cost_curve"][f"threads{threads}"]
-        costs = {}
-        for n, reps in curve.items():
-            try:
-                vals = [float(v) for v in (reps if isinstance(reps, (list, tuple)) else [reps])]
-            except (TypeError, ValueError):
-                continue                     # an unreadable entry is skipped, not trusted
-            if vals and all(np.isfinite(v) and v > 0 for v in vals):
-                costs[int(n)] = (min(vals), max(vals))
+        m = res.get("machine", {}) if isinstance(res.get("machine"), dict) else {}
+        costs, reps = {}, "?"
+        micro = res.get("micro")
+        if isinstance(micro, dict) and isinstance(micro.get("verify_ms"), dict) and micro["verify_ms"]:
+            vm = micro["verify_ms"]
+            curve = vm.get("T0", next(iter(vm.values())))
+            for n, c in curve.items():
+                try:
+                    lo, mid, hi = float(c["min"]), float(c["median"]), float(c["max"])
+                except (KeyError, TypeError, ValueError):
+                    continue                     # an unreadable entry is skipped, not trusted
+                if all(np.isfinite(v) and v > 0 for v in (lo, mid, hi)):
+                    costs[int(n)] = (lo, mid, hi)
+            reps = micro.get("reps", "?")
+            threads = m.get("blas_threads_used", threads)
+        else:
+            curve = res["cost_curve"][f"threads{threads}"]
+            for n, r in curve.items():
+                try:
+                    vals = [float(v) for v in (r if isinstance(r, (list, tuple)) else [r])]
+                except (TypeError, ValueError):
+                    continue
+                if vals and all(np.isfinite(v) and v > 0 for v in vals):
+                    costs[int(n)] = (min(vals), float(np.median(vals)), max(vals))
+                    reps = len(vals)
         if 1 not in costs:
-            return None, "the cost curve has no single-position pass"
-        m = res.get("machine", {})
+            return None, "no measured cost curve (no single-position pass in the results)"
         load = m.get("load_avg_start")
         load_txt = f", load average {load[0]:.1f} at the start" if isinstance(load, (list, tuple)) and load else ""
-        reps = len(next(iter(curve.values()))) if isinstance(next(iter(curve.values())), (list, tuple)) else 1
         where = (f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, {threads} BLAS thread"
                  f"{'s' if threads != 1 else ''}, {m.get('date_utc', '?')}, benchmarks/bench_llm.py")
-        return costs, f"{where}{load_txt}, {reps} repeats per size"
+        return costs, f"{where}{load_txt}, {reps} repeats per size (fastest, median, slowest)"
     except (OSError, KeyError, TypeError, ValueError, AttributeError, IndexError, StopIteration) as exc:
         return None, f"no measured cost curve ({type(exc).__name__}: {exc})"

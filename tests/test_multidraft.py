@@ -1,17 +1,26 @@
 """Several candidates at one position: exact laws, property tests, validation."""
+import itertools
 from fractions import Fraction as F
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import exact_pair
 
 from specdec_core import acceptance_rate
-from specdec_core.multidraft import (MULTI_DRAFT_RULES, chi_square_power, multi_draft_acceptance_rate,
-                                     multi_draft_law, multi_draft_output_distribution,
-                                     multi_draft_outcomes, sample_candidates, typical_threshold,
-                                     verify_candidates, verify_multi_draft)
-from strategies import exact_pair
+from specdec_core.multidraft import (
+    MULTI_DRAFT_RULES,
+    chi_square_power,
+    multi_draft_acceptance_rate,
+    multi_draft_law,
+    multi_draft_outcomes,
+    multi_draft_output_distribution,
+    sample_candidates,
+    typical_threshold,
+    verify_candidates,
+    verify_multi_draft,
+)
 
 P = [F(3, 5), F(3, 10), F(1, 10)]
 Q = [F(1, 5), F(3, 10), F(1, 2)]
@@ -74,7 +83,7 @@ def test_acceptance_monotone_in_k_and_alpha_at_one(pair, replacement):
     kmax = 4 if replacement else _support(q)
     rates = [multi_draft_acceptance_rate(p, q, k, replacement=replacement) for k in range(1, kmax + 1)]
     assert rates[0] == acceptance_rate(p, q)
-    assert all(a <= b for a, b in zip(rates, rates[1:]))
+    assert all(a <= b for a, b in itertools.pairwise(rates))
     assert all(0 <= r <= 1 for r in rates)
 
 

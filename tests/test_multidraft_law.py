@@ -14,10 +14,19 @@ import numpy as np
 import pytest
 
 from specdec_core import chi_square_gof
-from specdec_core.multidraft import (chi_square_power, multi_draft_law, sample_candidates,
-                                     verify_candidates)
+from specdec_core.multidraft import (
+    chi_square_power,
+    multi_draft_law,
+    sample_candidates,
+    verify_candidates,
+)
 from specdec_core.toy import sequence_law, toy_draft, toy_target
-from specdec_core.trees import branching_tree, last_token_key, tree_generate, tree_sequence_law
+from specdec_core.trees import (
+    branching_tree,
+    last_token_key,
+    tree_generate,
+    tree_sequence_law,
+)
 
 THRESHOLD = 1e-3
 P = [0.6, 0.3, 0.1]

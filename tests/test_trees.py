@@ -7,10 +7,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specdec_core.toy import sequence_law, toy_draft, toy_target
-from specdec_core.trees import (TREE_FAMILIES, MixedDraft, TokenTree, branching_tree, broom_tree,
-                                chain_tree, draft_tree, family_tree, last_token_key, tree_attention_mask,
-                                tree_generate, tree_positions, tree_round_law, tree_round_stats,
-                                tree_sequence_law, verify_tree)
+from specdec_core.trees import (
+    TREE_FAMILIES,
+    MixedDraft,
+    TokenTree,
+    branching_tree,
+    broom_tree,
+    chain_tree,
+    draft_tree,
+    family_tree,
+    last_token_key,
+    tree_attention_mask,
+    tree_generate,
+    tree_positions,
+    tree_round_law,
+    tree_round_stats,
+    tree_sequence_law,
+    verify_tree,
+)
 from specdec_core.verify import total_variation
 
 T, D = toy_target(), toy_draft()
@@ -188,14 +202,19 @@ def test_figures_build():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from specdec_core.plots.trees import lossy_law_figure, mask_figure, multi_k_figure, tree_budget_figure
+    from specdec_core.plots.trees import (
+        lossy_law_figure,
+        mask_figure,
+        multi_k_figure,
+        tree_budget_figure,
+    )
 
     figs = [multi_k_figure([("a", [1, 2], [F(1, 2), F(3, 4)], "#000000", "-")]),
             lossy_law_figure("ABC", [F(1, 2), F(1, 4), F(1, 4)], {"x": [0.5, 0.5, 0.0]}, "t"),
             mask_figure(branching_tree((2, 2)), prefix_len=2),
             tree_budget_figure([1, 2], {"chain": [0.5, 0.9]}),
             tree_budget_figure([1, 2], {"chain": [0.5, 0.9], "wide": [0.5, 0.6]},
-                               {1: (10.0, 11.0), 2: (12.0, 12.5), 3: (14.0, 14.0)})]
+                               {1: (10.0, 10.5, 11.0), 2: (12.0, 12.2, 12.5), 3: 14.0})]
     assert len(figs[-1].axes) == 2
     for f in figs:
         plt.close(f)
@@ -216,7 +235,13 @@ def test_measured_pass_costs_reads_defensively(tmp_path):
                                 "layer_skip_alpha": {},
                                 "machine": {"cpu": "cpu", "cores": 2, "date_utc": "d", "load_avg_start": [0.5]}}))
     cost, how = measured_pass_costs(good)
-    assert cost == {1: (5.0, 6.0), 2: (7.0, 7.5)} and "2 repeats per size" in how
+    assert cost == {1: (5.0, 5.5, 6.0), 2: (7.0, 7.25, 7.5)} and "2 repeats per size" in how
+    micro = tmp_path / "micro.json"
+    micro.write_text(json.dumps({"micro": {"reps": 5, "verify_ms": {"T0": {
+        "1": {"median": 40.0, "min": 39.0, "max": 45.0}, "2": {"median": "?"}}}},
+        "machine": {"cpu": "cpu", "cores": 2, "date_utc": "d", "blas_threads_used": 1}}))
+    cost, how = measured_pass_costs(micro)
+    assert cost == {1: (39.0, 40.0, 45.0)} and "1 BLAS thread," in how and "5 repeats" in how
 
 
 @st.composite

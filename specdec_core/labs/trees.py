@@ -12,8 +12,23 @@ from __future__ import annotations
 from ..formatting import labelled
 from ..multidraft import TYPICAL_DELTA, TYPICAL_EPSILON
 from ..plots.trees import TreeLabView, tree_lab_figure
-from ..trees import FAMILY_LABELS, LAB_HORIZON, LAB_MAX_NODES, TREE_FAMILIES, tree_lab_numbers
-from .base import Lab, LabSpec, checkbox, dropdown, float_slider, int_slider, show, toggle
+from ..trees import (
+    FAMILY_LABELS,
+    LAB_HORIZON,
+    LAB_MAX_NODES,
+    TREE_FAMILIES,
+    tree_lab_numbers,
+)
+from .base import (
+    Lab,
+    LabSpec,
+    checkbox,
+    dropdown,
+    float_slider,
+    int_slider,
+    show,
+    toggle,
+)
 
 #: The one home of the lab's default state.
 DEFAULTS = {"family": "deep", "nodes": 4, "quality": 0.0, "rule": "recursive", "replacement": True}

@@ -57,11 +57,11 @@ def lossy_law_figure(names, target, laws: dict, title: str):
 
 def tree_budget_figure(nodes, curves: dict, cost_ms: dict | None = None, cost_label: str = ""):
     """Left: E[emitted tokens per round] against the node budget, per tree family (derived).
-    Right (when ``cost_ms`` — positions -> ms per pass, or (fastest, slowest) ms, measured — is
-    given): emitted tokens per second of target time, E[emitted] / t(nodes + 1) with t the mean of
-    the repeats (derived from measured inputs)."""
+    Right (when ``cost_ms`` — positions -> ms per pass, or (fastest, middle, slowest) ms, measured —
+    is given): emitted tokens per second of target time, E[emitted] / t(nodes + 1) with t the
+    middle value (derived from measured inputs)."""
     if cost_ms:
-        cost_ms = {n: (sum(v) / len(v) if isinstance(v, (tuple, list)) else float(v)) for n, v in cost_ms.items()}
+        cost_ms = {n: (float(v[len(v) // 2]) if isinstance(v, (tuple, list)) else float(v)) for n, v in cost_ms.items()}
     fig, axes = new_axes(2 if cost_ms else 1, width=7.6 if cost_ms else 5.0, height=3.2)
     ax = axes[0] if cost_ms else axes
     for fam, vals in curves.items():
