@@ -49,3 +49,20 @@ def test_walk_a_lab_built_on_the_protocol(lab, page, screenshots_dir):
     wrong = dict(smokelab.texts(smokelab.DEFAULTS), clicks="clicks: 7")
     with pytest.raises(pytest.fail.Exception, match="clicks"):
         wait_texts(page, 0, wrong, "deliberately wrong", timeout_ms=1_000)
+
+
+@pytest.mark.xfail(strict=False, reason=(
+    "ipywidgets 8.1.9 restores a reopened notebook's widgets twice at once (kernel-only when the "
+    "new kernel connects, kernel+notebook from the constructor); when the kernel-only restore "
+    "finishes first, renderers give up with 'model not found' although the saved file holds "
+    "every model (seen on notebook 04 under load; a fresh page load does not race)"))
+def test_reopen_in_the_same_page(lab, page):
+    """Run, save, close the tab and reopen the file in the same Lab page: no widget error."""
+    from labdriver import check_no_forbidden_text, close_reopen, open_notebook, run_all, save
+
+    relpath = _write_notebook(lab)
+    open_notebook(page, lab, relpath, "smoke-same-page")
+    run_all(page)
+    save(page)
+    close_reopen(page, relpath, lab)
+    check_no_forbidden_text(page, "reopened in the same page")
