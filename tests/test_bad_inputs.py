@@ -12,6 +12,41 @@ EX = [F(3, 5), F(3, 10), F(1, 10)]
 rng = np.random.default_rng(0)
 T, D = toy_target(), toy_draft()
 
+
+class Scored:
+    """The toy target through .score, with its rows passed through ``corrupt``."""
+
+    vocab_size = 4
+
+    def __init__(self, corrupt):
+        self.corrupt = corrupt
+
+    def __call__(self, prefix):
+        return T(prefix)
+
+    def score(self, prefix, cont):
+        rows = np.stack([T(tuple(prefix) + tuple(cont[:i])) for i in range(len(cont) + 1)])
+        return self.corrupt(rows)
+
+
+class Proposing:
+    """The toy draft through .propose, with (tokens, rows) passed through ``corrupt``."""
+
+    def __init__(self, corrupt):
+        self.corrupt = corrupt
+
+    def __call__(self, prefix):
+        return D(prefix)
+
+    def propose(self, prefix, gamma, rng):
+        toks, rows, ctx = [], [], tuple(prefix)
+        for _ in range(gamma):
+            q = D(ctx)
+            x = int(np.argmax(q))
+            toks.append(x), rows.append(q)
+            ctx += (x,)
+        return self.corrupt(toks, np.stack(rows))
+
 CASES = [
     # (call, message fragment)
     (lambda: sc.acceptance_rate([], []), "p is empty"),
@@ -64,6 +99,41 @@ CASES = [
     (lambda: sc.verify_batch(np.full((2, 3, 4), .3), np.full((2, 2, 4), .25), np.zeros((2, 2), int), rng, check_all=True), "target_probs must sum to 1"),
     (lambda: sc.verify_batch(np.full((2, 3, 4), .25), np.full((2, 2, 4), .25), np.zeros((2, 2), int), np.random), "rng must be a numpy.random.Generator"),
     (lambda: sc.chi_square_gof([], {0: 1.0}), "samples is empty"),
+    # ---- model outputs are input too (issue 9 §4): what a target or draft returns mid-run
+    (lambda: sc.speculative_generate(lambda pre: [0.5, 0.5, np.inf, 0], D, (), gamma=2, max_new_tokens=3, rng=rng), "target output contains an infinite entry"),
+    (lambda: sc.speculative_generate(T, lambda pre: [1.2, -0.2, 0, 0], (), gamma=2, max_new_tokens=3, rng=rng), "draft output has a negative entry"),
+    (lambda: sc.speculative_generate(T, lambda pre: ["0.25"] * 4, (), gamma=2, max_new_tokens=3, rng=rng), "draft must hold numbers only, not strings"),
+    (lambda: sc.speculative_generate(T, lambda pre: [True, False, False, False], (), gamma=2, max_new_tokens=3, rng=rng), "draft must hold numbers, not booleans"),
+    (lambda: sc.speculative_generate(Scored(lambda rows: rows * 1.1), D, (), gamma=2, max_new_tokens=3, rng=rng), "target.score output must sum to 1"),
+    (lambda: sc.speculative_generate(Scored(lambda rows: rows[:-1]), D, (), gamma=2, max_new_tokens=3, rng=rng), "target.score returned 2 rows, expected 3"),
+    (lambda: sc.speculative_generate(T, Proposing(lambda t, r: ([-1] + t[1:], r)), (), gamma=2, max_new_tokens=3, rng=rng), "negative token id -1"),
+    (lambda: sc.speculative_generate(T, Proposing(lambda t, r: ([4] + t[1:], r)), (), gamma=2, max_new_tokens=3, rng=rng), "outside the vocabulary [0, 4)"),
+    (lambda: sc.speculative_generate(T, Proposing(lambda t, r: ([float(x) for x in t], r)), (), gamma=2, max_new_tokens=3, rng=rng), "must hold integer token ids"),
+    (lambda: sc.speculative_generate(T, Proposing(lambda t, r: (t, r[:, :3])), (), gamma=2, max_new_tokens=3, rng=rng), "vocabularies differ"),
+    (lambda: sc.speculative_generate(T, Proposing(lambda t, r: (t, np.where(r > 0, np.nan, r))), (), gamma=2, max_new_tokens=3, rng=rng), "draft.propose rows output contains NaN"),
+    (lambda: sc.speculative_generate(T, D, (1.5,), gamma=2, max_new_tokens=3, rng=rng), "prefix must hold integer token ids"),
+    (lambda: sc.speculative_generate(T, D, (7,), gamma=2, max_new_tokens=3, rng=rng), "outside the vocabulary"),
+    (lambda: sc.speculative_generate(None, D, (), gamma=2, max_new_tokens=3, rng=rng), "target must be a model"),
+    (lambda: sc.verify_batch(np.full((2, 3, 4), .25), np.tile([.5, .5, .25, -.25], (2, 2, 1)), np.zeros((2, 2), int), rng), "draft_probs[0, 0] (a row this round uses) has a negative entry"),
+    (lambda: sc.verify_batch(np.tile([.25, .25, .25, .35], (2, 3, 1)), np.full((2, 2, 4), .25), np.zeros((2, 2), int), rng), "target_probs[0, 0] (a row this round uses) does not sum to 1"),
+    # ---- stop tokens
+    (lambda: sc.speculative_generate(T, D, (), gamma=2, max_new_tokens=3, rng=rng, stop=3), "stop must be a collection of token ids"),
+    (lambda: sc.autoregressive_generate(T, (), max_new_tokens=3, rng=rng, stop=[9]), "stop holds the token id 9, outside the vocabulary"),
+    # ---- laws passed to statistics helpers
+    (lambda: sc.chi_square_gof([0], {0: 0.5, 1: np.nan}), "law probabilities contains NaN"),
+    (lambda: sc.chi_square_gof([0], {0: 0.7, 1: 0.7}), "law probabilities must sum to 1"),
+    (lambda: sc.total_variation([0.5, np.nan], [0.5, 0.5]), "p contains NaN"),
+    (lambda: sc.total_variation([0.5, 0.5], [-0.5, 1.5]), "q has a negative entry"),
+    # ---- numeric strings and bools mixed into probability vectors
+    (lambda: sc.acceptance_rate(["0.6", "0.4"], [0.5, 0.5]), "p must hold numbers only, not strings"),
+    (lambda: sc.acceptance_rate([0.5, 0.5], [True, 0.0]), "q must hold numbers, not booleans"),
+    (lambda: sc.acceptance_rate([F(1, 2), True], [0.5, 0.5]), "p must hold numbers, not booleans"),
+    # ---- transforms at their limits are fine; bad values are refused
+    (lambda: sc.top_p(GOOD, 0), "top_p must be in (0, 1]"),
+    (lambda: sc.top_k(GOOD, 1.0), "k must be a positive integer"),
+    # ---- γ beyond what can be computed: refused, never a hang
+    (lambda: sc.expected_output_count(F(3, 5), 10**9), "too large for exact arithmetic"),
+    (lambda: sc.output_count_distribution(0.6, 10**9), "at most 10,000,000 are computed"),
 ]
 
 
