@@ -3,7 +3,7 @@
 p is the target distribution, q the draft (Leviathan et al., 2023). Pure layer only here:
 no widgets, no matplotlib (those live in ``specdec_core.widgets`` and ``specdec_core.plots``).
 """
-from .counts import expected_output_count, mean_output_count, output_count_distribution
+from .counts import expected_gain, expected_output_count, mean_output_count, output_count_distribution
 from .distributions import check_distribution, check_pair
 from .formatting import fmt, fmt_decimal, labelled
 from .lawcheck import chi_square_gof
@@ -33,7 +33,7 @@ __all__ = [
     "acceptance_probabilities", "accepted_mass", "acceptance_rate", "rejection_probability",
     "residual_distribution", "output_distribution", "correction_distribution",
     "output_distribution_with", "total_variation",
-    "output_count_distribution", "expected_output_count", "mean_output_count",
+    "output_count_distribution", "expected_output_count", "mean_output_count", "expected_gain",
     "tokens_per_second", "baseline_tokens_per_second", "round_time_ms", "speedup_ratio",
     "break_even_verify_ms", "improvement_factor", "optimal_gamma", "work_account",
     "ModelShape", "PRESETS", "kv_cache_bytes", "working_set",
