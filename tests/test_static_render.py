@@ -7,7 +7,8 @@ Rendered to HTML with nbconvert, without executing anything, each notebook must:
   (``application/vnd.jupyter.widget-view+json``) has an ``image/png`` output in the same cell or in
   one of the next two code cells (the figure at the widget's default values). The only other accepted
   stand-in is the self-check quiz's own static version (``show_quiz``: HTML with a collapsed answer
-  in the same cell);
+  in the same cell), and a lab's static copy from ``specdec_core.labs.show`` (HTML in the same cell,
+  its figure embedded as a PNG);
 - store the widget state of every widget view it shows (nbconvert --execute does this by default),
   so nbviewer can draw the widgets at their stored values;
 - render to HTML that carries every stored PNG.
@@ -47,12 +48,23 @@ def _is_quiz_fallback(cell) -> bool:
     return False
 
 
+def _is_lab_static_copy(cell) -> bool:
+    """A lab shown with ``specdec_core.labs.show``: its static copy (texts and, for a lab with a
+    figure, the figure as an embedded PNG) is an HTML output of the same cell."""
+    for out in cell.get("outputs", []):
+        html = out.get("data", {}).get("text/html", "")
+        html = "".join(html) if isinstance(html, list) else html
+        if "class='lab-static " in html:
+            return True
+    return False
+
+
 def widget_cells_without_static_figure(nb) -> list[str]:
     """Code cells showing a widget with no PNG in that cell or the next LOOKAHEAD code cells."""
     code = _code_cells(nb)
     missing = []
     for i, cell in enumerate(code):
-        if WIDGET_VIEW not in _mimes(cell) or _is_quiz_fallback(cell):
+        if WIDGET_VIEW not in _mimes(cell) or _is_quiz_fallback(cell) or _is_lab_static_copy(cell):
             continue
         window = code[i:i + 1 + LOOKAHEAD]
         if not any("image/png" in _mimes(c) for c in window):
