@@ -12,7 +12,9 @@ the same steps.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -38,13 +40,21 @@ FEEDBACK = ".specdec-quiz-feedback, .lab-text-feedback"
 
 
 @pytest.fixture(scope="module")
-def binder_env(tmp_path_factory):
+def binder_env():
     reuse = os.environ.get("SPECDEC_BINDER_SCRATCH")  # developing this test only: a folder
     if reuse and (Path(reuse) / "env" / "bin" / "jupyter").exists():  # prepared earlier
-        return binder_rehearsal.Rehearsal(Path(reuse))
-    rehearsal = binder_rehearsal.Rehearsal(tmp_path_factory.mktemp("binder")).prepare()
-    print(f"[measured] Binder rehearsal: {rehearsal.seconds} (load {os.getloadavg()[0]:.1f})")
-    return rehearsal
+        yield binder_rehearsal.Rehearsal(Path(reuse))
+        return
+    # Not pytest's tmp_path: it keeps the last runs' folders, and this one holds ≈760 MB.
+    scratch = Path(tempfile.mkdtemp(prefix="specdec-binder-rehearsal-"))
+    try:
+        rehearsal = binder_rehearsal.Rehearsal(scratch).prepare(
+            compile_bytecode=False)  # no .pyc writing: the same files otherwise, less CPU
+        print(f"[measured] Binder rehearsal: { {k: round(v, 1) for k, v in rehearsal.seconds.items()} }"
+              f" s (load {os.getloadavg()[0]:.1f})")
+        yield rehearsal
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def test_binder_env_has_the_pins_the_project_and_the_model(binder_env):

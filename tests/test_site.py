@@ -43,6 +43,11 @@ class Page(HTMLParser):
                 and (cls is None or cls in (a.get("class") or "").split())]
 
 
+def served(site, nb: Path) -> str:
+    """The notebook as the build read it (the download button's copy)."""
+    return (site.out / "_sources" / nb.name).read_text(encoding="utf-8")
+
+
 @pytest.fixture(scope="module")
 def site():
     return built_site()
@@ -68,8 +73,11 @@ def test_static_copy_drops_widget_views_and_state_only():
     out = book.static_copy(nb)
     assert out["metadata"] == {"kernelspec": {"name": "python3"}}
     assert out["cells"][0]["outputs"] == [static, stream]
-    assert out["cells"][1] == nb["cells"][1]
+    assert out["cells"][1]["source"] == book.WIDGET_NOTE, "a note under the first cell"
+    assert out["cells"][2] == nb["cells"][1]
     assert len(nb["cells"][0]["outputs"]) == 3, "the input notebook is not modified"
+    plain = {"metadata": {}, "cells": [dict(nb["cells"][0], outputs=[stream]), nb["cells"][1]]}
+    assert book.static_copy(plain) == plain, "no widgets, no note"
 
 
 def test_a_small_collection_with_a_gap_builds_in_order_and_is_not_modified(tmp_path):
@@ -107,7 +115,7 @@ def test_one_page_per_notebook_and_contents_in_order(site):
     toc = re.findall(r'<li class="toctree-l1"><a class="reference internal" href="([^"]+)"', body)
     assert toc == site.pages
     for nb, page in zip(site.notebooks, site.pages):
-        title = json.loads(nb.read_text(encoding="utf-8"))["cells"][0]["source"]
+        title = json.loads(served(site, nb))["cells"][0]["source"]
         title = "".join(title).splitlines()[0].lstrip("# ").strip()
         html = (site.out / page).read_text(encoding="utf-8")
         assert len(html) > 5000 and "<h1>" in html, page
@@ -189,12 +197,11 @@ def test_download_button_serves_the_stored_notebook(site):
     for nb, page_name in zip(site.notebooks, site.pages):
         hrefs = [a["href"] for a in Page(site.out / page_name).links("a")]
         assert f"_sources/{nb.name}" in hrefs, page_name
-        # The stored notebook (widget views and state kept), not the page's static copy. (Its
-        # bytes are not compared with notebooks/: other work may edit them during the run.)
-        served = json.loads((site.out / "_sources" / nb.name).read_text(encoding="utf-8"))
-        stored = json.loads(nb.read_text(encoding="utf-8"))
-        assert served["cells"] and served["metadata"].get("kernelspec"), nb.name
-        assert ("widgets" in served["metadata"]) == ("widgets" in stored["metadata"]), nb.name
+        # The stored notebook as the build read it (widget views and state kept), not the page's
+        # static copy. (Not compared with notebooks/ now: other work may be saving them.)
+        copy = json.loads(served(site, nb))
+        assert copy["cells"] and copy["metadata"].get("kernelspec"), nb.name
+        assert copy["metadata"].get("widgets") or not book.has_widgets(copy), nb.name
 
 
 def test_widget_views_are_left_out_and_static_copies_kept(site):
@@ -202,11 +209,12 @@ def test_widget_views_are_left_out_and_static_copies_kept(site):
         html = (site.out / page_name).read_text(encoding="utf-8")
         assert "application/vnd.jupyter.widget" not in html, page_name
         assert "VBox(children=" not in html and "HBox(children=" not in html, page_name
-        stored = json.loads(nb.read_text(encoding="utf-8"))
+        stored = json.loads(served(site, nb))
         n_static = sum(1 for c in stored["cells"] for o in c.get("outputs", [])
                        if "application/vnd.jupyter.widget-view+json" not in o.get("data", {})
                        and "image/png" in o.get("data", {}) and "text/html" not in o["data"])
         assert html.count("<img") >= n_static, f"{page_name}: stored figures missing"
+        assert ("specdec-static-note" in html) == book.has_widgets(stored), page_name
     intro = (site.out / "index.html").read_text(encoding="utf-8")
     assert "needs a kernel" in intro and "static copy" in intro
 

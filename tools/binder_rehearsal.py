@@ -88,15 +88,20 @@ class Rehearsal:
             raise RuntimeError(f"{step} failed ({proc.returncode}):\n"
                                + self.log.read_text(errors="replace")[-4000:])
 
-    def prepare(self) -> "Rehearsal":
-        """Steps 1-3: copy, fresh venv from binder/requirements.txt only, postBuild."""
+    def prepare(self, compile_bytecode: bool = True) -> "Rehearsal":
+        """Steps 1-3: copy, fresh venv from binder/requirements.txt only, postBuild.
+
+        compile_bytecode=False (pip --no-compile) skips writing .pyc files for the ≈120
+        distributions, which is most of pip's CPU time here: the test uses it, the benchmark does
+        not (Binder compiles)."""
         self.scratch.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
         shutil.copytree(ROOT, self.repo, ignore=IGNORE, symlinks=True)
         self.seconds["copy"] = time.perf_counter() - start
         self._run("venv", [python311(), "-m", "venv", str(self.venv)], env=clean_env())
         py = str(self.venv / "bin" / "python")
-        self._run("pip_install", [py, "-m", "pip", "install", "--quiet", "-r",
+        self._run("pip_install", [py, "-m", "pip", "install", "--quiet",
+                                  *([] if compile_bytecode else ["--no-compile"]), "-r",
                                   "binder/requirements.txt"], cwd=self.repo, env=self.env)
         self._run("postBuild", ["./binder/postBuild"], cwd=self.repo, env=self.env)
         return self

@@ -34,9 +34,24 @@ def notebooks_in_order(folder: Path = ROOT / "notebooks") -> list[Path]:
     return sorted(found, key=lambda p: (int(p.name[:2]), p.name))
 
 
+#: Put under the title of every page whose notebook stores widgets (see also index.md).
+WIDGET_NOTE = (
+    ":::{note}\n:class: specdec-static-note\n"
+    "This page is a static copy. Its labs and quizzes show their figures and readouts at the "
+    "default values; moving a slider, stepping a round or checking an answer needs a running kernel: "
+    "use the rocket button above to open this notebook in JupyterLab, or `make lab` locally.\n:::")
+
+
+def has_widgets(nb: dict) -> bool:
+    return "widgets" in nb.get("metadata", {}) or any(
+        WIDGET_VIEW in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
+
+
 def static_copy(nb: dict) -> dict:
     """The notebook as a page shows it: no widget views (a page has no kernel to drive them; the
-    lab's static copy is stored right after each one), no stored widget state."""
+    lab's static copy is stored right after each one), no stored widget state, and a note under
+    the first cell saying so when the notebook has widgets."""
+    note = has_widgets(nb)
     nb = dict(nb, metadata={k: v for k, v in nb.get("metadata", {}).items() if k != "widgets"})
     cells = []
     for cell in nb["cells"]:
@@ -44,12 +59,15 @@ def static_copy(nb: dict) -> dict:
             outputs = [o for o in cell.get("outputs", []) if WIDGET_VIEW not in o.get("data", {})]
             cell = dict(cell, outputs=outputs)
         cells.append(cell)
+        if note and len(cells) == 1:
+            cells.append({"cell_type": "markdown", "metadata": {}, "source": WIDGET_NOTE})
     nb["cells"] = cells
     return nb
 
 
-def stage(src: Path, dest: Path) -> list[Path]:
-    """Copy the contents page, the notebooks (as static copies) and their asset files into dest."""
+def stage(src: Path, dest: Path, originals: Path) -> list[Path]:
+    """Copy the contents page, the notebooks (as static copies) and their asset files into dest,
+    and each notebook as read (the same bytes, for the download button) into originals."""
     notebooks = notebooks_in_order(src)
     if not notebooks:
         raise SystemExit(f"no {src}/NN-*.ipynb to build")
@@ -59,8 +77,11 @@ def stage(src: Path, dest: Path) -> list[Path]:
         if item.suffix != ".ipynb" and not item.name.startswith("."):
             copy = shutil.copytree if item.is_dir() else shutil.copy
             copy(item, dest / item.name)
+    originals.mkdir(parents=True, exist_ok=True)
     for nb_path in notebooks:
-        nb = json.loads(nb_path.read_text(encoding="utf-8"))
+        raw = nb_path.read_bytes()  # read once: other work may be saving notebooks meanwhile
+        (originals / nb_path.name).write_bytes(raw)
+        nb = json.loads(raw.decode("utf-8"))
         (dest / nb_path.name).write_text(json.dumps(static_copy(nb), indent=1, ensure_ascii=False)
                                          + "\n", encoding="utf-8")
     return notebooks
@@ -75,7 +96,7 @@ def build(out: Path, src: Path = ROOT / "notebooks", jupyterhub_url: str | None 
         env["SPECDEC_JUPYTERHUB_URL"] = jupyterhub_url
     with tempfile.TemporaryDirectory(prefix="specdec-book-") as tmp:
         staged = Path(tmp) / "src"
-        notebooks = stage(Path(src), staged)
+        notebooks = stage(Path(src), staged, Path(tmp) / "originals")
         html = Path(tmp) / "html"  # myst-nb writes beside the output folder: keep that in tmp
         cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(HERE), "-d",
                str(Path(tmp) / "doctrees"), "-j", "1", *(["-q"] if quiet else []),
@@ -89,10 +110,10 @@ def build(out: Path, src: Path = ROOT / "notebooks", jupyterhub_url: str | None 
         if out.exists():
             shutil.rmtree(out)
         out.parent.mkdir(parents=True, exist_ok=True)
+        # The download button serves the notebook as stored, widgets and all.
+        for nb_path in notebooks:
+            shutil.copy(Path(tmp) / "originals" / nb_path.name, html / "_sources" / nb_path.name)
         shutil.move(str(html), str(out))
-    # The download button serves the notebook as stored, widgets and all.
-    for nb_path in notebooks:
-        shutil.copy(nb_path, out / "_sources" / nb_path.name)
     (out / ".nojekyll").touch()  # GitHub Pages: serve _static/ and _sources/ as they are
     return notebooks
 

@@ -37,7 +37,7 @@ language = "en"
 
 extensions = ["myst_nb", "sphinx.ext.mathjax"]
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute"]
-myst_enable_extensions = ["dollarmath", "amsmath", "html_image"]
+myst_enable_extensions = ["dollarmath", "amsmath", "html_image", "colon_fence"]
 myst_update_mathjax = False          # MathJax 2 below, configured with mathjax2_config
 myst_heading_anchors = 3             # [text](NN-name.ipynb#a-heading) links resolve
 
