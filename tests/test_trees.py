@@ -77,8 +77,11 @@ def test_round_law_and_stats():
     st = tree_round_stats(T, D, (), chain_tree(1))
     assert st.expected_accepted == F(1, 2) and st.expected_emitted == F(3, 2)   # α at the start
     assert st.positions == 2 and st.nodes == 1
-    # all nodes at depth 1 with replacement: α₁ = 1/2, residual [0, 0, 1, 0] that q never proposes
+    # all nodes at depth 1 with replacement: 1 − (1/2)(3/4)(3/4)(8/9) = 3/4; then the residual is C
+    # only, which q never proposes, so more candidates add nothing
     assert tree_round_stats(T, D, (), family_tree("wide", 4)).expected_accepted == F(3, 4)
+    assert tree_round_stats(T, D, (), family_tree("wide", 3)).expected_accepted == F(23, 32)
+    assert tree_round_stats(T, D, (), family_tree("wide", 6)).expected_accepted == F(3, 4)
     assert sum(law.values()) == 1
 
 
