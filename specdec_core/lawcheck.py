@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .distributions import check_int
+
 #: The p-value below which the notebooks and tests reject "the samples follow the law".
 DEFAULT_THRESHOLD = 1e-3
 def check_law(law, name: str = "law") -> dict:
@@ -64,8 +66,7 @@ def chi_square_gof(samples, law: dict, *, min_expected: float = 5.0,
     except TypeError as exc:
         raise ValueError(f"samples must hold hashable outcomes ({exc})") from None
     for k, c in counts.items():
-        if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 0:
-            raise ValueError(f"samples: the count of {k!r} must be a non-negative integer, got {c!r}")
+        check_int(c, f"samples: the count of {k!r}", 0)
     n = sum(counts.values())
     if n == 0:
         raise ValueError("samples is empty")

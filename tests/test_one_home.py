@@ -94,7 +94,7 @@ def expected_count_copies():
 
 def validator_copies():
     return _source_hits(lambda c: "isinstance(rng, np.random.Generator)" in c
-                        or ("(bool, np.bool_)) or not isinstance" in c and "np.integer))" in c),
+                        or ("bool" in c and "or not isinstance" in c and "np.integer))" in c),
                         {"specdec_core/distributions.py"})
 
 
@@ -103,7 +103,9 @@ def validator_copies():
 ELSEWHERE = {
     "inverse_cdf_copies": ("specdec_core/llm/adapters.py", "specdec_core/llm/drafts.py"),
     "expected_count_copies": ("specdec_core/llm/runs.py",),
-    "validator_copies": ("specdec_core/kv.py", "specdec_core/multidraft.py", "specdec_core/trees.py"),
+    "validator_copies": ("specdec_core/kv.py", "specdec_core/multidraft.py", "specdec_core/trees.py",
+                         "specdec_core/worked.py", "specdec_core/power.py", "specdec_core/labs/",
+                         "specdec_core/plots/", "specdec_core/widgets/", "specdec_core/llm/"),
     "private_imports": ("specdec_core/plots/", "specdec_core/widgets/", "specdec_core/labs/",
                         "specdec_core/llm/"),
     "rule_name_tuples": ("specdec_core/plots/", "specdec_core/widgets/", "specdec_core/labs/"),
