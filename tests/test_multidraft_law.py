@@ -86,3 +86,19 @@ def test_tree_broken_variant_is_caught():
     assert res.rejected, str(res)
     # and the broken sampler does follow its own (wrong) exact law: the law computation is right
     assert not chi_square_gof(_tree_samples("no_update", True, seed=9), alt, threshold=THRESHOLD).rejected
+
+
+@pytest.mark.parametrize("replacement", [True, False])
+def test_which_candidate_is_accepted_follows_the_exact_law(replacement):
+    """Not only the token: the index of the accepted candidate (None: all rejected) follows the
+    enumerated law, so the sampler's steps, not just its output, match the exact computation."""
+    exact = multi_draft_law([F(3, 5), F(3, 10), F(1, 10)], [F(1, 5), F(3, 10), F(1, 2)], 3,
+                            replacement=replacement)
+    law = {i: float(v) for i, v in enumerate(exact.by_index) if v > 0}
+    if exact.acceptance < 1:
+        law[None] = 1 - float(exact.acceptance)
+    rng = np.random.default_rng(21)
+    seen = Counter(verify_candidates(P, Q, sample_candidates(Q, 3, rng, replacement=replacement), rng,
+                                     replacement=replacement)[0] for _ in range(N_POSITION))
+    res = chi_square_gof(seen, law, threshold=THRESHOLD)
+    assert not res.rejected, str(res)
