@@ -7,6 +7,8 @@ Data flow of one round (γ proposals)::
            ─► for i = 1…γ: accept xᵢ if uᵢ < pᵢ(xᵢ)/qᵢ(xᵢ)
                  first rejection at i: emit a correction ~ residual(pᵢ, qᵢ); discard xᵢ₊₁…x_γ
               no rejection: emit a bonus ~ p_{γ+1}
+           ─► stop tokens: the output ends with the first one emitted; what the round made
+              after it is discarded (RoundRecord.after_stop) and generation ends
            ─► RoundRecord ─► accounting
 
 **Models.** A model is any callable ``model(prefix) -> probs`` where ``prefix`` is a tuple of
@@ -19,6 +21,10 @@ model offers them:
 * draft ``model.propose(prefix, gamma, rng) -> (tokens, q_rows)``: up to γ proposals and the
   distributions they were drawn from, one row each (e.g. prompt lookup, whose q rows are one-hot
   and which may offer fewer than γ when its match runs out).
+
+Everything a model returns is validated like a direct argument (shape, vocabulary size,
+finite, non-negative, rows summing to 1, integer token ids in range): a faulty model raises
+``ValueError`` naming the call, never a silently wrong output.
 
 Every random draw comes from the ``numpy.random.Generator`` passed in.
 """

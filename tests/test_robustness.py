@@ -451,3 +451,59 @@ def test_no_stop_changes_nothing():
     b = sc.speculative_generate(T, D, (), gamma=3, max_new_tokens=12, rng=np.random.default_rng(0), stop=set())
     assert a.tokens == b.tokens and not a.stopped and a.after_stop == 0
     assert sequence_law(T, (), 2) == stopped_sequence_law(T, (), 2, ())
+
+
+# ---------------------------------------------------------------- only ValueError reaches users
+
+WEIRD = [None, "x", "0.5", object(), [None], {"a": 1}, [[1, 2], [3]], True, [True, 0.5], ["0.5", "0.5"],
+         1j, [1j, 1], float("nan"), -1, 10**30, [], np.array([]), {0.5}]
+
+
+def _public_calls():
+    from specdec_core import counts, simulate, timing, transforms, verify
+    from specdec_core.replay import step_at
+
+    pq = ([.6, .3, .1], [.2, .3, .5])
+    return [
+        (verify.acceptance_probabilities, pq), (verify.acceptance_rate, pq), (verify.accepted_mass, pq),
+        (verify.rejection_probability, pq), (verify.residual_distribution, pq), (verify.output_distribution, pq),
+        (verify.correction_distribution, pq + ("draft",)), (verify.output_distribution_with, pq + ("draft",)),
+        (verify.total_variation, pq), (counts.output_count_distribution, (0.6, 3)),
+        (counts.expected_output_count, (0.6, 3)), (counts.expected_gain, (0.6, 4, 8)),
+        (counts.expected_count_curve, (0.6, 4)), (counts.iid_acceptance_rate, (0.6, 3)),
+        (counts.mixture_expected_count, ([0.5, 0.6], [0.5, 0.5], 3)), (counts.mean_output_count, ([1, 2, 3],)),
+        (timing.improvement_factor, (0.6, 3, 0.1)), (timing.optimal_gamma, (0.6, 0.1, 20)),
+        (timing.work_account, (0.6, 3)), (timing.baseline_tokens_per_second, (6,)),
+        (transforms.softmax, ([1., 2., 3.], 1.0)), (transforms.apply_temperature, ([.6, .3, .1], 0.5)),
+        (transforms.top_k, ([.6, .3, .1], 2)), (transforms.top_p, ([.6, .3, .1], 0.8)),
+        (transforms.greedy, ([.6, .3, .1],)), (transforms.verified_output, pq),
+        (transforms.make_transform, ("top_k", 2)),
+        (simulate.simulate_position, pq + (10, np.random.default_rng(0))),
+        (simulate.max_abs_gap, ([.1, .2], [.1, .3])), (simulate.z_scores, ([.1, .2], [.1, .3], 10)),
+        (chi_square_gof, ([0, 1, 1], {0: 0.5, 1: 0.5})), (sequence_law, (T, (), 2)),
+        (stopped_sequence_law, (T, (), 2, {1})), (step_at, (replay_steps([]), 1)),
+        (lambda t, d, pre, g: sc.speculative_generate(t, d, pre, gamma=g, max_new_tokens=3,
+                                                      rng=np.random.default_rng(0)), (T, D, (), 2)),
+        (lambda t, pre, s: sc.autoregressive_generate(t, pre, max_new_tokens=3, rng=np.random.default_rng(0),
+                                                      stop=s), (T, (), {1})),
+    ]
+
+
+def test_public_functions_raise_only_value_errors():
+    """Every argument of the public pure functions replaced by junk: ValueError or a result,
+    never a TypeError, numpy's own message, a warning or a hang."""
+    escaped = []
+    for f, args in _public_calls():
+        for i in range(len(args)):
+            for w in WEIRD:
+                a = list(args)
+                a[i] = w
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("error")
+                        f(*a)
+                except ValueError:
+                    pass
+                except Exception as exc:  # noqa: BLE001 - that is the point
+                    escaped.append(f"{getattr(f, '__name__', f)} arg {i} = {w!r}: {type(exc).__name__}: {exc}")
+    assert not escaped, "\n".join(escaped[:20])
