@@ -61,6 +61,12 @@ def check_rule(rule, name: str = "rule") -> str:
     return rule
 
 
+def check_replacement(replacement, name: str = "replacement") -> bool:
+    if not isinstance(replacement, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {replacement!r}")
+    return bool(replacement)
+
+
 def check_typical(epsilon, delta) -> tuple[float, float]:
     """ε in (0, 1] and δ ≥ 0, both finite numbers."""
     for name, v in (("epsilon", epsilon), ("delta", delta)):
@@ -78,6 +84,7 @@ def check_typical(epsilon, delta) -> tuple[float, float]:
 def check_k(k, q, replacement: bool, name: str = "k") -> int:
     """k ≥ 1 candidates; without replacement no more than the draft's support holds."""
     k = check_gamma(k, name)
+    replacement = check_replacement(replacement)
     if k < 1:
         raise ValueError(f"{name} must be at least 1, got {k}")
     support = int(sum(1 for v in np.asarray(q).flat if v > 0))
@@ -89,6 +96,7 @@ def check_k(k, q, replacement: bool, name: str = "k") -> int:
 
 def check_candidates(candidates, q, replacement: bool, name: str = "candidates") -> tuple:
     """Token indices in range, each with q(x) > 0, distinct when drawn without replacement."""
+    replacement = check_replacement(replacement)
     if isinstance(candidates, (str, bytes)) or not hasattr(candidates, "__len__"):
         raise ValueError(f"{name} must be a sequence of token indices, got {candidates!r}")
     cands = []

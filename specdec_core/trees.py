@@ -29,6 +29,7 @@ from .distributions import check_distribution, check_gamma
 from .multidraft import (
     TYPICAL_DELTA,
     TYPICAL_EPSILON,
+    check_replacement,
     check_rule,
     check_typical,
     multi_draft_outcomes,
@@ -63,7 +64,8 @@ class TokenTree:
             par.append(int(a))
         object.__setattr__(self, "parents", tuple(par))
         if self.tokens is not None:
-            if isinstance(self.tokens, (str, bytes)) or len(self.tokens) != len(par):
+            if (isinstance(self.tokens, (str, bytes)) or not hasattr(self.tokens, "__len__")
+                    or len(self.tokens) != len(par)):
                 raise ValueError(f"tokens must give one token per node ({len(par)}), got {self.tokens!r}")
             for i, t in enumerate(self.tokens):
                 if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)) or t < 0:
@@ -216,8 +218,7 @@ def last_token_key(prefix) -> tuple:
 # ------------------------------------------------------------------ exact laws
 def _opts(rule, replacement, epsilon, delta, tree):
     check_rule(rule)
-    if not isinstance(replacement, (bool, np.bool_)):
-        raise ValueError(f"replacement must be True or False, got {replacement!r}")
+    check_replacement(replacement)
     check_typical(epsilon, delta)
     if not isinstance(tree, TokenTree):
         raise ValueError(f"tree must be a TokenTree, got {type(tree).__name__}")
@@ -512,8 +513,7 @@ def tree_lab_numbers(family: str, nodes: int, quality: float, rule: str, replace
     if isinstance(quality, bool) or not isinstance(quality, (int, float)) or not 0 <= quality <= 1:
         raise ValueError(f"quality must be a number in [0, 1], got {quality!r}")
     check_rule(rule)
-    if not isinstance(replacement, (bool, np.bool_)):
-        raise ValueError(f"replacement must be True or False, got {replacement!r}")
+    check_replacement(replacement)
     return _lab_numbers(family, nodes, round(float(quality), 6), rule, bool(replacement))
 
 

@@ -213,3 +213,11 @@ def test_float_rounding_is_not_a_rejection():
     for _ in range(100):
         assert verify_multi_draft(p, q, (2, 1), rng, replacement=False)[0] == 0
         assert verify_multi_draft(p, q, (1, 1), rng)[0] == 0
+
+
+@pytest.mark.parametrize("bad", ["yes", None, 1])
+def test_replacement_must_be_a_bool(bad):
+    with pytest.raises(ValueError, match="replacement must be True or False"):
+        multi_draft_law(P, Q, 2, replacement=bad)
+    with pytest.raises(ValueError, match="replacement must be True or False"):
+        verify_multi_draft(P, Q, (0,), np.random.default_rng(0), replacement=bad)

@@ -140,6 +140,8 @@ def test_malformed_trees(parents, match):
 def test_bad_tokens_and_rows():
     with pytest.raises(ValueError, match="one token per node"):
         TokenTree((-1, 0), tokens=(1,))
+    with pytest.raises(ValueError, match="one token per node"):
+        TokenTree((-1,), tokens=5)
     with pytest.raises(ValueError, match=r"tokens\[0\] must be a non-negative"):
         TokenTree((-1,), tokens=(-1,))
     t = TokenTree((-1,), tokens=(0,))
