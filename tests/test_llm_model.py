@@ -63,3 +63,25 @@ def test_speculative_greedy_equals_plain_and_one_step_law(lm):
     q = np.zeros_like(p)
     q[plain[0]] = 1.0
     assert one_step_gap(p, q) < 1e-12
+
+
+def test_real_q_drafts_keep_the_law_and_greedy_output(lm):
+    """The n-gram and early-exit drafts on the real model: full distributions over 49,152 tokens,
+    one strict step reproduces p exactly, greedy speculative output equals plain greedy output."""
+    from specdec_core.llm.drafts import ExitDraft, NgramDraft, collect_residuals, fit_exit_map
+
+    prompt = tuple(lm.codec.chat("Repeat exactly: the quick brown fox jumps over the lazy dog."))
+    V = lm.cfg.vocab_size
+    xs = collect_residuals(lm.model, [list(prompt)], [12, 30])
+    A, b = fit_exit_map(xs[12], xs[30])
+    p = CachedTarget(lm.model, 1.0)(prompt)
+    for draft in (NgramDraft(V), ExitDraft(lm.model, 12, A, b)):
+        q = draft(prompt)
+        assert q.shape == (V,) and abs(q.sum() - 1) < 1e-9 and (q > 0).sum() > 1000
+        assert one_step_gap(p, q) < 1e-12
+    plain = autoregressive_generate(CachedTarget(lm.model, 0.0), prompt, max_new_tokens=10,
+                                    rng=np.random.default_rng(0)).tokens
+    for draft in (NgramDraft(V, temperature=0.0), ExitDraft(lm.model, 12, A, b, temperature=0.0)):
+        spec = speculative_generate(CachedTarget(lm.model, 0.0), draft, prompt, gamma=3, max_new_tokens=10,
+                                    rng=np.random.default_rng(0))
+        assert spec.tokens == plain

@@ -25,8 +25,9 @@ def _intkeys(d):
 
 
 def load_results(path: str | None = None) -> dict:
-    """The results file, with the numeric keys JSON turned into strings turned back."""
-    with open(path or RESULTS) as f:
+    """The results file (``path``, else ``$SPECDEC_LLM_RESULTS``, else the stored
+    benchmarks/results/llm.json), with the numeric keys JSON turned into strings turned back."""
+    with open(path or os.environ.get("SPECDEC_LLM_RESULTS") or RESULTS) as f:
         res = json.load(f)
     mic = res["micro"]
     for name in ("verify_ms", "overhead_ms"):
@@ -34,7 +35,9 @@ def load_results(path: str | None = None) -> dict:
     mic["draft_ms"] = {d: _intkeys(c) for d, c in mic["draft_ms"].items()}
     cal = res["calibration"]
     cal["exit_alpha"] = {t: {kind: _intkeys(v) for kind, v in kinds.items()} for t, kinds in cal["exit_alpha"].items()}
-    cal["exit_step_ms"] = _intkeys(cal["exit_step_ms"])
+    for key in ("exit_step_ms", "exit_predicted_speedup_T1", "exit_shrink"):
+        if key in cal:
+            cal[key] = _intkeys(cal[key])
     cal["ngram_alpha_by_discount"] = {float(k): v for k, v in cal["ngram_alpha_by_discount"].items()}
     return res
 
@@ -77,12 +80,14 @@ def best(res, workload, temperature, key="speedup_decode"):
     return max(sel, key=lambda r: r[key]["median"]) if sel else None
 
 
+SHORT = {"lookup": "lookup", "ngram": "n-gram", "exit": "exit"}
+
+
 def summary_table(res) -> list:
-    """One small table: per workload and temperature, plain decoding and the best
-    configuration — decode-only and end-to-end speed-ups (median and range over repeats)
-    and the prediction made before the run."""
-    lines = [f"{'workload':8s} {'T':>2s}  {'plain tok/s (decode)':22s} {'best draft':26s} "
-             f"{'speed-up, decode-only':22s} {'speed-up, end to end':21s} predicted"]
+    """One small table: per workload and temperature, plain decoding (decode-only tokens/s) and
+    the best configuration — decode-only and end-to-end speed-ups (median and range over
+    repeats) and the speed-up predicted before the run."""
+    lines = [f"{'':9s}{'plain tok/s':15s}{'best':13s}{'decode-only':18s}{'end to end':18s}predicted"]
     for w in WORKLOADS:
         for t in (0.0, 1.0):
             p = runs(res, workload=w, temperature=t, draft="plain")
@@ -92,9 +97,9 @@ def summary_table(res) -> list:
             pred = b.get("predicted_tokens_per_s")
             ppl = p[0].get("predicted_tokens_per_s")
             ptxt = f"×{pred / ppl:.2f}" if pred and ppl else "—"
-            lab = f"{DRAFTS[b['draft']]}, γ={b['gamma']}"
-            lines.append(f"{w:8s} {t:>2g}  {fmt_spread(p[0]['decode_tokens_per_s']):22s} {lab:26s} "
-                         f"{fmt_spread(b['speedup_decode'], '×'):22s} {fmt_spread(b['speedup_e2e'], '×'):21s} {ptxt}")
+            lab = f"{SHORT[b['draft']]} γ={b['gamma']}"
+            lines.append(f"{w + (' T=0' if t == 0 else ' T=1'):9s}{fmt_spread(p[0]['decode_tokens_per_s']):15s}"
+                         f"{lab:13s}{fmt_spread(b['speedup_decode'], '×'):18s}{fmt_spread(b['speedup_e2e'], '×'):18s}{ptxt}")
     return lines
 
 
