@@ -24,11 +24,11 @@ import time
 os.environ.setdefault("MPLBACKEND", "Agg")
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from specdec_core import labs  # noqa: E402
-from specdec_core.labs.base import Lab, LabSpec  # noqa: E402
-from specdec_core.questions import TRUTH_QUESTION  # noqa: E402
+from specdec_core import labs
+from specdec_core.labs.base import Lab, LabSpec
+from specdec_core.questions import TRUTH_QUESTION
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results", "labs.json")
 GOAL_P95_MS = 30.0
@@ -55,10 +55,10 @@ def next_move(lab: Lab, rng) -> tuple:
     now = lab.state[key]
     if ctl.kind in ("int", "float"):
         n = round((ctl.hi - ctl.lo) / ctl.step)
-        i = round((now - ctl.lo) / ctl.step) + int(rng.choice([-3, -2, -1, 1, 2, 3]))
+        i = round((now - ctl.lo) / ctl.step) + rng.choice([-3, -2, -1, 1, 2, 3]).item()
         i = min(max(i, 0), n)
         v = ctl.lo + i * ctl.step
-        return ("set", key, int(round(v)) if ctl.kind == "int" else round(v, 10))
+        return ("set", key, round(v) if ctl.kind == "int" else round(v, 10))
     if ctl.kind == "checkbox":
         return ("set", key, not now)
     opts = [v for _, v in ctl.options if v != now] or [now]
@@ -76,7 +76,7 @@ def bench(factory, n_updates: int, rng) -> dict:
                 lab.press(move[1])
             else:
                 lab.set(**{move[1]: move[2]})
-        except Exception as exc:  # a lab bug: report it with the state, keep benchmarking the others
+        except Exception as exc:  # noqa: BLE001  (a lab bug: report it, keep benchmarking the others)
             return {"error": f"{type(exc).__name__}: {exc}", "move": list(move), "state": repr(lab.state)}
         if i >= 5:
             wall.append((time.perf_counter() - t0) * 1e3)
@@ -91,9 +91,10 @@ def bench(factory, n_updates: int, rng) -> dict:
 
 def cpu_model() -> str:
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
     return platform.processor() or "unknown"
@@ -119,7 +120,7 @@ def main():
               f" · CPU median {r['cpu_median_ms']:5.1f} ms  p95 {r['cpu_p95_ms']:5.1f} ms"
               f"  ({r['updates']} updates)", flush=True)
     load_after = os.getloadavg()
-    meta = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    meta = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "machine": f"{cpu_model()}, {os.cpu_count()} cores", "python": platform.python_version(),
             "threads": 1, "load_average_before": [round(x, 2) for x in load_before],
             "load_average_after": [round(x, 2) for x in load_after], "goal_p95_ms": GOAL_P95_MS,

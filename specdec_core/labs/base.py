@@ -90,8 +90,9 @@ import base64
 import html
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import ipywidgets as w
 
@@ -252,7 +253,7 @@ class LabSpec:
         if self.groups and sorted(grouped) != sorted(self.controls):
             raise ValueError("groups must list every control exactly once")
 
-    def with_defaults(self, **changes) -> "LabSpec":
+    def with_defaults(self, **changes) -> LabSpec:
         """The same lab starting from other values (checked like the defaults)."""
         unknown = set(changes) - set(self.defaults)
         if unknown:
@@ -339,7 +340,7 @@ class Lab(w.VBox):
         order = spec.order or ("actions", "controls", *(f"text:{k}" for k in self._keys), "figure")
         parts = {"actions": self._actions_box(), "controls": self._controls_box(),
                  "figure": self.figure, **{f"text:{k}": t for k, t in self.texts.items()}}
-        if set(order) - set(parts) or set(k for k in parts if parts[k] is not None) - set(order):
+        if set(order) - set(parts) or {k for k in parts if parts[k] is not None} - set(order):
             raise ValueError(f"order must list each of {sorted(parts)} once, got {order}")
         children += [parts[k] for k in order if parts[k] is not None]
         super().__init__(children, layout=w.Layout(max_width=f"{MAX_WIDTH_PX}px"))
@@ -390,7 +391,7 @@ class Lab(w.VBox):
         if not self._busy:
             self.refresh()
 
-    def set(self, **changes) -> "Lab":
+    def set(self, **changes) -> Lab:
         """Change several state values at once (one refresh). Unknown keys or values a control
         cannot hold exactly raise ``ValueError``."""
         unknown = set(changes) - set(self._state)
@@ -410,7 +411,7 @@ class Lab(w.VBox):
         self.refresh()
         return self
 
-    def press(self, key: str) -> "Lab":
+    def press(self, key: str) -> Lab:
         """Run the action ``key`` (what clicking its button does)."""
         if key not in self.spec.actions:
             raise ValueError(f"unknown action {key!r}; known: {list(self.spec.actions)}")

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..verify import CORRECTION_RULES, accepted_mass, output_distribution, \
-    output_distribution_with, total_variation
+from ..verify import (
+    CORRECTION_RULES,
+    accepted_mass,
+    output_distribution,
+    output_distribution_with,
+    total_variation,
+)
 from .acceptance import symbol_labels
 from .frames import BlitPNG, figure_png, lab_figure
 from .style import COLORS, HATCHES, new_axes, tag_kind
@@ -73,7 +78,7 @@ def draw_rule_output(ax, p, q, rule, symbols=None, *, legend=True):
     with the same number of symbols and returns False (doing nothing) when the verdict "= p" /
     "≠ p" would change, which needs a fresh drawing (colours and legend differ).
     """
-    out, tv, good = _rule_output(p, q, rule)
+    out, _tv, good = _rule_output(p, q, rule)
     pf = np.asarray(p, dtype=np.float64)
     n = len(pf)
     labels = symbol_labels(n, symbols)
