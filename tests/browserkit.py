@@ -14,6 +14,9 @@ import pytest
 
 BROWSER_DIR = Path(__file__).resolve().parent / "browser"
 REQUIRE = os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1"
+#: Only if tests/browser/conftest.py stops defining CHROMIUM_ARGS (the field notes' set).
+FALLBACK_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 @functools.cache
@@ -38,7 +41,8 @@ def unavailable(reason: str):
 def chromium():
     """A headless Debian Chromium (playwright Browser), closed on exit."""
     conf = browser_conftest()
-    path = Path(conf.CHROMIUM)
+    path = Path(getattr(conf, "CHROMIUM", os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium")))
+    args = list(getattr(conf, "CHROMIUM_ARGS", FALLBACK_ARGS))
     if not (path.exists() and os.access(path, os.X_OK)):
         unavailable(f"no Chromium at {path}")
     try:
@@ -48,7 +52,7 @@ def chromium():
     expect.set_options(timeout=60_000)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(path), headless=True,
-                                     args=list(conf.CHROMIUM_ARGS))
+                                     args=args)
         try:
             yield browser
         finally:
