@@ -6,6 +6,7 @@ from __future__ import annotations
 import atexit
 import functools
 import shutil
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -23,18 +24,27 @@ HUB = "https://hub.example.org"
 class Site:
     out: Path
     notebooks: tuple[Path, ...]   # the stored notebooks, in page order
+    offline: bool                 # built inside a network namespace with no network at all
 
     @property
     def pages(self) -> list[str]:
         return [nb.stem + ".html" for nb in self.notebooks]
 
 
+def _can_unshare_network() -> bool:
+    """True where `unshare -n` works (Linux as root, e.g. CI): then the build runs without network."""
+    if not shutil.which("unshare"):
+        return False
+    return subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
+
+
 @functools.cache
 def built_site() -> Site:
     tmp = Path(tempfile.mkdtemp(prefix="specdec-site-test-"))
     atexit.register(shutil.rmtree, tmp, True)
-    notebooks = book.build(tmp / "site", jupyterhub_url=HUB)
-    return Site(tmp / "site", tuple(notebooks))
+    offline = _can_unshare_network()
+    notebooks = book.build(tmp / "site", jupyterhub_url=HUB, no_network=offline)
+    return Site(tmp / "site", tuple(notebooks), offline)
 
 
 def binder_url(notebook: str) -> str:

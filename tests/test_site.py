@@ -108,6 +108,13 @@ def test_a_small_collection_with_a_gap_builds_in_order_and_is_not_modified(tmp_p
     assert "\\(\\alpha = 3/5\\)" in first, "inline math is left for MathJax"
 
 
+def test_the_site_was_built_with_no_network_at_all(site):
+    if not site.offline:
+        pytest.skip("`unshare -n` is not available here (needs Linux and root): the build ran with "
+                    "the network present; test_pages_fetch_nothing_from_another_host still holds")
+    assert (site.out / "index.html").is_file() and (site.out / "_static" / "mathjax").is_dir()
+
+
 def test_one_page_per_notebook_and_contents_in_order(site):
     assert [p.name for p in site.notebooks] == [p.name for p in book.notebooks_in_order()]
     main = (site.out / "index.html").read_text(encoding="utf-8")

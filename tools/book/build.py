@@ -88,8 +88,10 @@ def stage(src: Path, dest: Path, originals: Path) -> list[Path]:
 
 
 def build(out: Path, src: Path = ROOT / "notebooks", jupyterhub_url: str | None = None,
-          quiet: bool = True) -> list[Path]:
-    """Build the site into `out` (replaced); returns the notebooks built, in page order."""
+          quiet: bool = True, no_network: bool = False) -> list[Path]:
+    """Build the site into `out` (replaced); returns the notebooks built, in page order.
+    no_network=True runs Sphinx in a new network namespace (`unshare -n`, Linux, root): the
+    proof that the build needs no network."""
     out = Path(out).resolve()
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     if jupyterhub_url is not None:
@@ -98,7 +100,7 @@ def build(out: Path, src: Path = ROOT / "notebooks", jupyterhub_url: str | None 
         staged = Path(tmp) / "src"
         notebooks = stage(Path(src), staged, Path(tmp) / "originals")
         html = Path(tmp) / "html"  # myst-nb writes beside the output folder: keep that in tmp
-        cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(HERE), "-d",
+        cmd = [*(["unshare", "-n"] if no_network else []), sys.executable, "-m", "sphinx", "-b", "html", "-c", str(HERE), "-d",
                str(Path(tmp) / "doctrees"), "-j", "1", *(["-q"] if quiet else []),
                str(staged), str(html)]
         proc = subprocess.run(cmd, env=env, cwd=tmp, text=True, capture_output=quiet)
