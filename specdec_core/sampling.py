@@ -306,14 +306,23 @@ def speculative_round(target, draft, prefix, *, gamma, rng, correction="residual
     rng = check_rng(rng)
     check_rule(correction, "correction")
     stops = check_stop(stop)
+    return _round(target, draft, prefix, gamma, rng, correction, record_distributions, stops, vocab,
+                  prefix_checked=vocab is not None)
+
+
+def _round(target, draft, prefix, gamma, rng, correction, record_distributions, stops, vocab,
+           prefix_checked):
+    """speculative_round on validated arguments (speculative_generate calls it directly, so a
+    long prefix is not re-validated every round)."""
     xs, q_rows = draft_proposals(draft, prefix, gamma, rng, vocab)
     # A draft may offer fewer proposals (prompt lookup without a full match). The law is
     # kept because how many it offers depends only on the prefix, never on the target.
     gamma = len(xs)
     p_rows = target_rows(target, prefix, xs, vocab=q_rows.shape[1] if gamma else vocab)
     V = p_rows.shape[1]
-    check_prefix(prefix, V)
-    _check_stop_in_vocab(stops, V)
+    if not prefix_checked:
+        check_prefix(prefix, V)
+        _check_stop_in_vocab(stops, V)
     q_x, p_x, ratios, draws = [], [], [], []
     rej = None
     for i, x in enumerate(xs):
@@ -364,20 +373,21 @@ def speculative_generate(target, draft, prefix, *, gamma, max_new_tokens, rng,
     has the target's law of sequences stopped at the first stop token.
     ``correction`` other than "residual" is a deliberately *wrong* variant for teaching and tests.
     """
-    prefix = check_prefix(prefix, check_models(target, draft))
+    vocab = check_models(target, draft)
+    prefix = check_prefix(prefix, vocab)
     gamma = check_gamma(gamma)
     n = check_int(max_new_tokens, "max_new_tokens", 0)
     rng = check_rng(rng)
     check_rule(correction, "correction")
     stops = check_stop(stop)
+    if vocab is not None:
+        _check_stop_in_vocab(stops, vocab)
     out: list[int] = []
     records = []
-    vocab = None
     while len(out) < n:
         g = min(gamma, n - len(out) - 1)
-        rec = speculative_round(target, draft, prefix + tuple(out), gamma=g, rng=rng,
-                                correction=correction, record_distributions=record_distributions,
-                                stop=stops, vocab=vocab)
+        rec = _round(target, draft, prefix + tuple(out), g, rng, correction, record_distributions,
+                     stops, vocab, prefix_checked=vocab is not None)
         if vocab is None:   # every later row must have the size this round's rows had
             vocab = rec.vocab_size
         records.append(rec)
