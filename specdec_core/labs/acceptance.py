@@ -97,7 +97,7 @@ def texts(state) -> dict:
     names = SYMBOLS[:len(p)]
     a = acceptance_probabilities(p, q)
     parts = [f"{s} never proposed" if qi == 0 else f"{s} {ai:.4f}" for s, ai, qi in zip(names, a, q)]
-    vec = lambda v: "[" + ", ".join(f"{x:.3f}" for x in v) + "]"  # noqa: E731
+    vec = lambda v: "[" + ", ".join(f"{x:.3f}" for x in v) + "]"
     return {"normalized": f"p = {vec(p)} · q = {vec(q)} (each side's weights divided by their sum)",
             "alpha": labelled("derived", f"α = Σ min(p, q) = {float(acceptance_rate(p, q)):.4f}"),
             "acceptance": labelled("derived", "a(x) = min(1, p(x)/q(x)): " + " · ".join(parts))}

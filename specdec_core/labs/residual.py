@@ -11,8 +11,18 @@ import numpy as np
 from ..formatting import labelled
 from ..plots.acceptance import SYMBOLS
 from ..plots.residual import RULE_LABELS, RulePlot
-from ..verify import CORRECTION_RULES, acceptance_rate, output_distribution_with, total_variation
-from .acceptance import DEFAULT_P_WEIGHTS, DEFAULT_Q_WEIGHTS, SLIDER_STEP, normalize_weights
+from ..verify import (
+    CORRECTION_RULES,
+    acceptance_rate,
+    output_distribution_with,
+    total_variation,
+)
+from .acceptance import (
+    DEFAULT_P_WEIGHTS,
+    DEFAULT_Q_WEIGHTS,
+    SLIDER_STEP,
+    normalize_weights,
+)
 from .base import Lab, LabSpec, float_slider, show, toggle
 
 DEFAULT_RULE = "draft"

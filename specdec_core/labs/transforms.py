@@ -13,7 +13,13 @@ import numpy as np
 from ..formatting import fmt, labelled
 from ..plots.transforms import SETUP_TITLES, TransformPlot
 from ..toy import SYMBOLS, toy_draft, toy_target
-from ..transforms import SETUPS, make_transform, one_position_acceptance, setup_distributions, verified_output
+from ..transforms import (
+    SETUPS,
+    make_transform,
+    one_position_acceptance,
+    setup_distributions,
+    verified_output,
+)
 from ..verify import total_variation
 from .base import Lab, LabSpec, dropdown, float_slider, int_slider, show
 

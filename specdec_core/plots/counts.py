@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..counts import expected_count_curve, expected_output_count, output_count_distribution
+from ..counts import (
+    expected_count_curve,
+    expected_output_count,
+    output_count_distribution,
+)
 from .frames import BlitPNG, figure_png, lab_figure
 from .style import COLORS, new_axes, tag_kind
 
