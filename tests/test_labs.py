@@ -155,16 +155,36 @@ def test_every_control_at_both_ends_and_the_middle(name):
 @pytest.mark.parametrize("name", list(SPECS))
 def test_live_frames_match_a_fresh_draw_after_moves(name):
     """The blitted live figure never goes stale: after a walk it equals a fresh drawing."""
-    spec = SPECS[name]
+    assert live_frame_gap(SPECS[name]) < 1.0
+
+
+def live_frame_gap(spec, seed=5, moves=12) -> float:
+    """Mean pixel gap between the live figure after seeded moves and a fresh drawing there."""
     lab = Lab(spec)
-    rng = np.random.default_rng(5)
+    rng = np.random.default_rng(seed)
     keys = list(spec.controls)
-    for _ in range(12):
+    for _ in range(moves):
         key = keys[rng.integers(len(keys))]
         lab.set(**{key: control_values(spec.controls[key])[rng.integers(3)]})
     want = (message_png(*base.figure_size(spec), spec.problem(lab.state))
             if spec.problem and spec.problem(lab.state) else figure_png(spec.draw(lab.state)))
-    assert np.abs(pixels(lab.figure.value) - pixels(want)).mean() < 1.0
+    return float(np.abs(pixels(lab.figure.value) - pixels(want)).mean())
+
+
+def test_a_stale_figure_is_caught():
+    """The check above can fail: a view that keeps showing its first frame is caught."""
+    from dataclasses import replace
+
+    class Stale:
+        def __init__(self):
+            self.first = None
+
+        def png(self, state):
+            self.first = self.first or figure_png(COUNTS.draw(state))
+            return self.first
+
+    assert live_frame_gap(replace(COUNTS, view=Stale)) > 1.0
+    assert live_frame_gap(COUNTS) < 1.0
 
 
 def test_set_refuses_unknown_keys_and_off_grid_values():
