@@ -44,16 +44,6 @@ def unavailable(reason: str):
     pytest.skip(reason)
 
 
-def notebook_contract(notebook: str, module: str):
-    """The contract module of a notebook under test, or skip/fail when either is missing."""
-    if not (NOTEBOOKS_SRC / Path(notebook).name).exists():
-        unavailable(f"{notebook} does not exist")
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        unavailable(f"{module} (the contract {notebook} is tested against) is missing: {exc}")
-
-
 def lab_settings() -> dict:
     """The Lab settings the test server uses: the project's own (``lab/overrides.json``, what
     `make lab` and Binder install) with the test-only keys of ``tests/browser/overrides.json``

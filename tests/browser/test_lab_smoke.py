@@ -52,7 +52,7 @@ def test_walk_a_lab_built_on_the_protocol(lab, page, screenshots_dir):
 
 
 @pytest.mark.xfail(strict=False, reason=(
-    "ipywidgets 8.1.9 restores a reopened notebook's widgets twice at once (kernel-only when the "
+    "suspected race in ipywidgets 8.1.9 (read from its bundled source, not proven): it restores a reopened notebook's widgets twice at once (kernel-only when the "
     "new kernel connects, kernel+notebook from the constructor); when the kernel-only restore "
     "finishes first, renderers give up with 'model not found' although the saved file holds "
     "every model (seen on notebook 04 under load; a fresh page load does not race)"))

@@ -1,0 +1,243 @@
+"""Browser round trip of every lab: from an input event in JupyterLab (Chromium) to the visible
+change of the lab's readouts and figure.
+
+For each lab of each notebook (one page per notebook, Run All first; the capstone's quiz is
+skipped: its Run All loads a model), one control is moved back and forth by keyboard (a slider
+handle: ArrowRight / ArrowLeft) — or, for a quiz, another option is picked and Check clicked — and
+for each event the page records, with ``performance.now()``:
+
+* t0: the ``keydown`` / ``click`` event (capture phase, before ipywidgets handles it);
+* t1: the last of the expected changes has happened *and been painted*: every readout whose text
+  ``spec.texts(state)`` says changes was rewritten, and the figure's new image was decoded
+  (``img.decode()``), then one animation frame (the paint that shows it).
+
+The round trip t1 − t0 covers the widget's message to the kernel, the Python update (texts and
+PNG), the messages back and the browser's decode and paint. Reported per lab: median and p95
+over ``EVENTS`` events (after ``WARMUP`` unrecorded ones), with the machine's load average before
+and after (the machine is shared; numbers under load are what a learner on a busy laptop gets).
+
+Writes benchmarks/results/browser.json. Goal (issue 11): p95 ≤ 80 ms. Run:
+``.venv/bin/python benchmarks/bench_browser.py [notebook-number ...]``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+
+import labdriver as ld  # noqa: E402
+from labserver import start_lab_server  # noqa: E402
+
+EVENTS, WARMUP = 24, 3
+GOAL_P95_MS = 80.0
+SKIP = {"09"}   # its Run All loads the real model; its only lab is a quiz like every other
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"]
+
+# Installed once per page: records the time of the last input event and, per lab root, the time
+# each readout / the figure last changed (figure: after its new image is decoded).
+PROBE = """() => {
+  if (window.__rt) return;
+  const rt = window.__rt = {t0: null, changes: {}, observer: null};
+  const mark = () => { rt.t0 = performance.now(); rt.changes = {}; };
+  document.addEventListener('keydown', mark, true);
+  document.addEventListener('click', (e) => { if (e.target.closest('.lab-control-check')) mark(); }, true);
+  rt.watch = (i) => {
+    if (rt.observer) rt.observer.disconnect();
+    const root = document.querySelectorAll('.jp-NotebookPanel .specdec-lab')[i];
+    rt.observer = new MutationObserver((records) => {
+      const now = performance.now();
+      for (const r of records) {
+        const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+        const text = el && el.closest('[class*="lab-text-"]');
+        if (text) {
+          const key = [...text.classList].find((c) => c.startsWith('lab-text-')).slice(9);
+          rt.changes['text:' + key] = now;
+        } else if (el && el.classList.contains('lab-figure') && r.attributeName === 'src') {
+          el.decode().then(() => { rt.changes.figure = performance.now(); },
+                           () => { rt.changes.figure = performance.now(); });
+        }
+      }
+    });
+    rt.observer.observe(root, {subtree: true, childList: true, characterData: true,
+                               attributes: true, attributeFilter: ['src']});
+  };
+}"""
+
+# When every expected change is in: one more frame (the paint), then the round trip.
+DONE = """(expected) => new Promise((ok) => {
+  const rt = window.__rt;
+  if (rt.t0 === null || !expected.every((k) => k in rt.changes)) return ok(null);
+  const last = Math.max(...expected.map((k) => rt.changes[k]));
+  requestAnimationFrame(() => ok({total: performance.now() - rt.t0, changed: last - rt.t0}));
+})"""
+
+
+def pick_slider(spec, state):
+    """A visible slider whose one-step move changes the texts both ways (so every event shows)."""
+    for key in ld.visible_controls(spec, state):
+        c = spec.controls[key]
+        if c.kind not in ("int", "float"):
+            continue
+        v = state[key]
+        up = v + c.step if v + c.step <= c.hi + 1e-12 else v - c.step
+        up = int(up) if c.kind == "int" else float(ld.repr_round(up))
+        if spec.texts({**state, key: up}) != spec.texts(state):
+            return key, v, up
+    return None
+
+
+def measure_lab(page, index, spec, model) -> dict:
+    page.evaluate("(i) => window.__rt.watch(i)", index)
+    times, misses = [], 0
+    if "check" in spec.actions:        # a quiz: pick another option, click Check
+        opts = spec.controls["choice"].options
+        answer = next(i for i, (_, v) in enumerate(opts) if spec.texts(
+            {**model.state, "choice": v, "graded": v, "checks": 1})["feedback"].startswith("✓"))
+        wrong = (answer + 1) % len(opts)
+        what = "right/wrong option + Check"
+
+        def event(n):
+            pick = answer if n % 2 else wrong
+            ld.set_control(page, index, spec, "choice", pick)
+            model.state["choice"] = ld.wait_control(page, index, model, "choice", pick)
+            before = model.texts()
+            model.press("check")
+            return before, lambda: ld.press_action(page, index, "check")
+    else:
+        chosen = pick_slider(spec, model.state)
+        if chosen is None:
+            return {"skipped": "no slider changes the texts by one step"}
+        key, a, b = chosen
+        what = f"slider {key}: {a} ↔ {b} (arrow keys)"
+        handle = ld.root(page, index).locator(f".lab-control-{key} .noUi-handle").first
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        forward = b > a
+
+        def event(n):
+            before = model.texts()
+            go_up = (n % 2 == 0) == forward
+            model.state[key] = b if n % 2 == 0 else a
+            return before, lambda: page.keyboard.press("ArrowRight" if go_up else "ArrowLeft")
+
+    for n in range(EVENTS + WARMUP):
+        before, fire = event(n)
+        after = model.texts()
+        expected = [f"text:{k}" for k in after if after[k] != before[k]]
+        if spec.draw is not None:
+            expected.append("figure")
+        fire()
+        res, deadline = None, time.monotonic() + 5
+        while res is None and time.monotonic() < deadline:
+            res = page.evaluate(DONE, expected)
+            if res is None:
+                page.wait_for_timeout(5)
+        if res is None and "figure" in expected:   # same PNG (nothing drawn changed): texts only
+            expected.remove("figure")
+            res = page.evaluate(DONE, expected)
+        if res is None:
+            misses += 1
+            continue
+        ld.wait_texts(page, index, after, f"benchmark event {n}")   # and it is the right text
+        if n >= WARMUP:
+            times.append(res["total"])
+        page.wait_for_timeout(30)
+    times.sort()
+    p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))] if times else None
+    return {"event": what, "n": len(times), "misses": misses,
+            "median_ms": round(statistics.median(times), 1) if times else None,
+            "p95_ms": round(p95, 1) if p95 is not None else None,
+            "max_ms": round(times[-1], 1) if times else None,
+            "meets_goal": p95 is not None and p95 <= GOAL_P95_MS}
+
+
+def main(argv) -> int:
+    from playwright.sync_api import sync_playwright
+
+    import test_labs  # the notebook table and the per-item specs of the browser tests
+
+    wanted = set(argv[1:])
+    load_start = os.getloadavg()
+    results, started = [], time.monotonic()
+    specs = ld.find_specs()
+    with tempfile.TemporaryDirectory(prefix="bench-browser-") as tmp:
+        lab = start_lab_server(Path(tmp))
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                             args=CHROMIUM_ARGS)
+                try:
+                    for notebook in sorted(test_labs.TABLE):
+                        number = notebook.split("-", 1)[0]
+                        if number in SKIP or (wanted and number not in wanted):
+                            continue
+                        if not (ld.NOTEBOOKS_SRC / notebook).exists():
+                            continue
+                        ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+                        ctx.set_default_timeout(60_000)
+                        page = ctx.new_page()
+                        rel = f"notebooks/{notebook}"
+                        ld.open_notebook(page, lab, rel, f"bench-{number}")
+                        ld.run_all(page)
+                        ld.wait_outputs_settled(page)
+                        page.evaluate(PROBE)
+                        seen = set()
+                        for i, m in enumerate(ld.lab_models(page)):
+                            if m["name"] in seen and m["name"] == "quiz":
+                                continue      # one quiz per notebook is enough
+                            seen.add(m["name"])
+                            if m["name"] in test_labs.PER_ITEM:
+                                spec = test_labs.PER_ITEM[m["name"]](m["texts"])
+                            else:
+                                spec = ld.resolve_spec(m["name"], m, specs)
+                            model = ld.LabModel(spec, m["controls"])
+                            r = measure_lab(page, i, spec, model)
+                            r.update(notebook=notebook, lab=m["name"])
+                            print(json.dumps(r, ensure_ascii=False), flush=True)
+                            results.append(r)
+                        page.evaluate("async () => { await window.jupyterapp.shell.currentWidget"
+                                      ".sessionContext.shutdown(); }")
+                        ctx.close()
+                finally:
+                    browser.close()
+        finally:
+            lab.stop()
+    load_end = os.getloadavg()
+    out = {
+        "what": "browser round trip, input event → readouts and figure changed and painted (ms)",
+        "goal_p95_ms": GOAL_P95_MS,
+        "events_per_lab": EVENTS, "warmup_events": WARMUP,
+        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+                    "platform": platform.platform(), "python": platform.python_version(),
+                    "browser": "Debian chromium, headless", "viewport": "1280x900"},
+        "load_avg_start": [round(x, 2) for x in load_start],
+        "load_avg_end": [round(x, 2) for x in load_end],
+        "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "seconds": round(time.monotonic() - started, 1),
+        "labs": results,
+    }
+    print(f"load average: start {out['load_avg_start']}, end {out['load_avg_end']} "
+          f"on {os.cpu_count()} cores")
+    for r in results:
+        print(f"{r['notebook'][:2]} {r['lab']:11s} median {r.get('median_ms')} ms, "
+              f"p95 {r.get('p95_ms')} ms over {r.get('n')} events ({r.get('event', r.get('skipped'))})")
+    if not wanted:
+        path = ROOT / "benchmarks" / "results" / "browser.json"
+        path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+        print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
