@@ -72,7 +72,9 @@ What a learner sees, and why
   The same note shows on a lab rendered from saved widget state (its models are not live either).
   Verified in JupyterLab 4.6.6 + ipywidgets 8.1.9 in Chromium (2026-12-01, a throwaway script):
   restart → note visible and controls greyed; re-run → note hidden; save → shut down → reopen
-  (with ``saveState``) → the saved lab renders with the note, no "model not found".
+  (with ``saveState``) → the saved lab renders with the note, no "model not found"; a stored
+  notebook opened untrusted (a fresh clone) shows the friendly text and the static copy with its
+  figure (the data-URI image survives Lab's sanitizer).
 * **Save, close, reopen**: decision (b): Lab saves widget state. ``make lab`` and Binder install
   ``lab/overrides.json`` (``{"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}``)
   into ``<env>/share/jupyter/lab/settings/``, so the saved notebook carries the state of the
