@@ -488,6 +488,16 @@ def _check_used_rows(A, n, last, name):
         _raise_bad_row(name, b, i, float(sums[k]), float(rows[k].min()))
 
 
+def _drafted_entries(A, X):
+    """A[b, i, X[b, i]] for i < γ as float64 (B, γ): a flat gather on contiguous input."""
+    B, g = X.shape
+    if A.flags.c_contiguous:
+        L, V = A.shape[1], A.shape[2]
+        idx = (np.arange(B)[:, None] * L + np.arange(g)[None, :]) * V + X
+        return np.take(A.reshape(-1), idx).astype(np.float64, copy=False)
+    return np.take_along_axis(A[:, :g, :], X[:, :, None], axis=2)[:, :, 0].astype(np.float64)
+
+
 def verify_batch(target_probs, draft_probs, draft_tokens, rng, *, check_all=False,
                  correction="residual"):
     """One verification round for B sequences at once, vectorized.
@@ -533,8 +543,8 @@ def verify_batch(target_probs, draft_probs, draft_tokens, rng, *, check_all=Fals
             check_distribution(Q, "draft_probs", exact=False)
     rows = np.arange(B)
     if gamma:
-        px = np.take_along_axis(P[:, :gamma, :], X[:, :, None], axis=2)[:, :, 0].astype(np.float64)
-        qx = np.take_along_axis(Q, X[:, :, None], axis=2)[:, :, 0].astype(np.float64)
+        px = _drafted_entries(P, X)
+        qx = _drafted_entries(Q, X)
         if not (np.isfinite(px).all() and np.isfinite(qx).all()) or (px < 0).any():
             raise ValueError("target_probs/draft_probs: a drafted entry is NaN, infinite or negative")
         if (qx <= 0).any():
@@ -582,6 +592,27 @@ def block_sums(W, block=BLOCK):
     return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
 
 
+def _sample_short_rows(W, u):
+    """sample_rows for short rows (V ≤ 64): column by column over all B rows at once (numpy's
+    per-row work along a short axis is slow); scratch is a few length-B vectors."""
+    B, V = W.shape
+    total = np.zeros(B)
+    last = np.full(B, -1, dtype=np.int64)
+    for c in range(V):
+        col = W[:, c]
+        total += col
+        last = np.where(col > 0, c, last)
+    if (total <= 0).any() or not np.isfinite(total).all():
+        raise ValueError("weights: a row has no positive, finite mass to sample from")
+    t = u * total
+    acc = np.zeros(B)
+    j = np.zeros(B, dtype=np.int64)
+    for c in range(V):
+        acc += W[:, c]
+        j += acc <= t
+    return np.minimum(j, last)
+
+
 def sample_rows(weights, u, block=BLOCK, blocks=None):
     """One draw per row of a (B, V) array of non-negative weights (rows need not be normalized),
     by inverse CDF with the uniforms ``u`` (B,): the batched form of
@@ -593,6 +624,8 @@ def sample_rows(weights, u, block=BLOCK, blocks=None):
     if W.dtype.kind != "f":
         W = W.astype(np.float64)
     B, V = W.shape
+    if V <= 64 and blocks is None:
+        return _sample_short_rows(W, np.asarray(u, dtype=np.float64))
     block = max(1, min(int(block), V))
     rows = np.arange(B)
     sums = block_sums(W, block) if blocks is None else blocks
