@@ -165,7 +165,7 @@ def measure_lab(page, index, spec, model) -> dict:
 def main(argv) -> int:
     from playwright.sync_api import sync_playwright
 
-    import test_labs  # the notebook table and the per-item specs of the browser tests
+    import test_browser_labs as test_labs  # the notebook table and the per-item specs of the browser tests
 
     wanted = set(argv[1:])
     load_start = os.getloadavg()

@@ -904,7 +904,7 @@ def walk_notebook(page, lab, relpath: str, expected: list[str], *, workspace: st
                   console: Console, hooks: dict | None = None, specs: dict | None = None,
                   per_item: dict | None = None, run: list[int] | None = None,
                   shots: Path | None = None) -> WalkReport:
-    """The whole learner walk of one notebook (see tests/browser/test_labs.py)."""
+    """The whole learner walk of one notebook (see tests/browser/test_browser_labs.py)."""
     hooks = hooks or {}
     report = WalkReport(relpath)
     t0 = time.monotonic()
