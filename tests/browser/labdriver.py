@@ -345,7 +345,36 @@ LAB_MODELS = """async () => {
       labs.push(lab);
     }
   }
+  window.__specdecLabs = {manager, ids: labs.map((l) => l.model_id)};
   return labs;
+}"""
+
+# The same for live root `i` only, through the manager and root ids LAB_MODELS left in the page.
+LAB_MODEL = """async (i) => {
+  const cache = window.__specdecLabs;
+  if (!cache || !cache.ids[i]) return null;
+  const m = await cache.manager.get_model(cache.ids[i]);
+  const walk = async (m, lab) => {
+    for (const c of (m.get('_dom_classes') || [])) {
+      let hit;
+      if ((hit = c.match(/^lab-control-(.+)$/))) {
+        const o = {};
+        for (const a of ['value', 'min', 'max', 'step', 'base', 'index', '_options_labels',
+                         'disabled', 'description', 'readout_format']) {
+          const v = m.get(a); if (v !== undefined) o[a] = v;
+        }
+        o.model = m.get('_model_name');
+        lab.controls[hit[1]] = o;
+      } else if ((hit = c.match(/^lab-text-(.+)$/))) {
+        lab.texts[hit[1]] = m.get('value');
+      }
+    }
+    const ch = m.get('children');
+    if (Array.isArray(ch)) for (const c of ch) if (c && c.get) await walk(c, lab);
+  };
+  const lab = {model_id: cache.ids[i], controls: {}, texts: {}};
+  await walk(m, lab);
+  return lab;
 }"""
 
 # Per readout of live root `i`: its innerHTML as the browser normalizes it, its innerText, and
@@ -372,6 +401,12 @@ READ_TEXTS = """([i, expected]) => {
 
 def lab_models(page) -> list[dict]:
     return page.evaluate(LAB_MODELS)
+
+
+def lab_model(page, index: int) -> dict:
+    """The synced model attributes of live root `index` (fast: one lab, cached manager)."""
+    res = page.evaluate(LAB_MODEL, index)
+    return res if res is not None else lab_models(page)[index]
 
 
 def live_roots(page):
@@ -580,7 +615,7 @@ def wait_control(page, index: int, model: LabModel, key: str, target, timeout_ms
     deadline = time.monotonic() + timeout_ms / 1000
     info = None
     while time.monotonic() < deadline:
-        info = lab_models(page)[index]["controls"][key]
+        info = lab_model(page, index)["controls"][key]
         if c.kind in ("dropdown", "toggle", "radio"):
             if info.get("index") == target:
                 return model.value_of(key, info)
@@ -643,15 +678,19 @@ def figure_grey_share(page, index: int) -> float | None:
 # Everything that overflows the output area holding a live lab or a static copy (at the current
 # viewport), and every element that clips its own content (an `overflow` other than visible with
 # content wider than its box: a readout cut to "81" for 8192, a label cut mid-word).
-OVERFLOW = """async () => {
+OVERFLOW = """async (only) => {
   const problems = [];
   const frame = () => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)));
   const desc = (el) => {
     const cls = [...el.classList].filter((c) => c.startsWith('lab-') || c.startsWith('widget-')).join('.');
     return `${el.tagName.toLowerCase()}${cls ? '.' + cls : ''} "${(el.innerText || el.value || '').slice(0, 30)}"`;
   };
-  const areas = [...document.querySelectorAll('.jp-NotebookPanel .jp-OutputArea-output')]
+  let areas = [...document.querySelectorAll('.jp-NotebookPanel .jp-OutputArea-output')]
     .filter((o) => o.querySelector('.specdec-lab, .lab-static'));
+  if (only !== null) {   // the output area of live root `only`
+    const r = document.querySelectorAll('.jp-NotebookPanel .specdec-lab')[only];
+    areas = areas.filter((o) => o.contains(r));
+  }
   for (const o of areas) {
     o.scrollIntoView({block: 'nearest'});   // Lab skips laying out cells out of view
     await frame();
@@ -679,8 +718,9 @@ OVERFLOW = """async () => {
 }"""
 
 
-def overflow_problems(page) -> dict:
-    return page.evaluate(OVERFLOW)
+def overflow_problems(page, index: int | None = None) -> dict:
+    """Layout problems of every lab output area (or only live root `index`'s)."""
+    return page.evaluate(OVERFLOW, index)
 
 
 def output_area_widths(page) -> list[int]:
@@ -704,6 +744,7 @@ class WalkReport:
     events: int = 0
     seconds: dict = field(default_factory=dict)
     allowed_console: list = field(default_factory=list)
+    output_area_px: list = field(default_factory=list)  # widths of the labs' output areas
 
 
 def visible_count(page, selector: str) -> int:
@@ -755,8 +796,8 @@ def check_static_copies(page, names, where: str, fallback_ok: bool = True) -> No
             f"{where}: lab {name!r}: no live lab, no visible static copy, no friendly fallback"
 
 
-def check_layout(page, where: str) -> None:
-    res = overflow_problems(page)
+def check_layout(page, where: str, index: int | None = None) -> None:
+    res = overflow_problems(page, index)
     assert not res["problems"], f"{where}: elements overflow or clip:\n" + "\n".join(res["problems"])
 
 
@@ -794,7 +835,7 @@ def drive_lab(page, index: int, spec, hooks: dict, report: WalkReport, where: st
             _check_figure(page, index, model, what)
             report.events += 1
             if label == "max":
-                check_layout(page, what)
+                check_layout(page, what, index)
     if spec.problem is not None:
         reached = reach_impossible(page, index, model, report, where)
         assert reached or not hooks.get("require_impossible"), \
@@ -809,7 +850,7 @@ def drive_lab(page, index: int, spec, hooks: dict, report: WalkReport, where: st
         report.events += 1
     if hooks.get("after") is not None:
         hooks["after"](page, index, model, where)
-    check_layout(page, f"{where} after driving")
+    check_layout(page, f"{where} after driving", index)
     return model
 
 
@@ -934,6 +975,7 @@ def walk_notebook(page, lab, relpath: str, expected: list[str], *, workspace: st
         visible = visible_count(page, f".jp-NotebookPanel .lab-static-{name}")
         assert not visible, f"{relpath}: the static copy of {name} stays visible under the live lab"
     check_layout(page, f"{relpath} after running")
+    report.output_area_px = sorted(set(output_area_widths(page)))
     # 3. Drive every lab.
     t1 = time.monotonic()
     all_specs = find_specs() if specs is None else specs
