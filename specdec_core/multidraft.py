@@ -39,7 +39,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .distributions import check_distribution, check_gamma, check_pair
+from .distributions import check_distribution, check_gamma, check_int, check_pair, check_rng
+from .power import chi_square_power  # noqa: F401  (re-exported; its one home is power.py)
 from .verify import residual_distribution
 
 #: Acceptance rules for several candidates. Only "recursive" keeps the target's law.
@@ -102,8 +103,7 @@ def check_candidates(candidates, q, replacement: bool, name: str = "candidates")
     cands = []
     V = len(q)
     for i, x in enumerate(candidates):
-        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-            raise ValueError(f"{name}[{i}] must be a token index (int), got {x!r}")
+        x = check_int(x, f"{name}[{i}]", None, what="a token index (int)")
         if not 0 <= x < V:
             raise ValueError(f"{name}[{i}] = {x} is out of range for a vocabulary of {V}")
         if q[x] == 0:
@@ -169,7 +169,7 @@ def sample_candidates(q, k, rng, *, replacement=True) -> tuple:
     """k candidate tokens from q: independent, or without replacement (renormalizing)."""
     qa = np.asarray(check_distribution(q, "q"), dtype=np.float64)
     k = check_k(k, qa, replacement)
-    _check_rng(rng)
+    check_rng(rng)
     if replacement:
         return tuple(int(x) for x in rng.choice(len(qa), size=k, p=qa))
     out, s = [], qa.copy()
@@ -178,11 +178,6 @@ def sample_candidates(q, k, rng, *, replacement=True) -> tuple:
         out.append(x)
         s[x] = 0.0
     return tuple(out)
-
-
-def _check_rng(rng):
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator (seeded), got {type(rng).__name__}")
 
 
 def verify_candidates(p, q, candidates, rng, *, rule="recursive", replacement=True,
@@ -195,7 +190,7 @@ def verify_candidates(p, q, candidates, rng, *, rule="recursive", replacement=Tr
     if pa.ndim != 1:
         raise ValueError(f"p and q must be single distributions (shape (V,)), got shape {pa.shape}")
     cands = check_candidates(candidates, qa, replacement)
-    _check_rng(rng)
+    check_rng(rng)
     pass_set = set()
     if rule == "typical":
         thr = typical_threshold(pa, epsilon, delta)
@@ -308,32 +303,3 @@ def multi_draft_output_distribution(p, q, k, *, replacement=True):
     """The exact law of the emitted token under recursive rejection, by enumeration. It equals p
     (the tests and notebook 08 check it; nothing here assumes it)."""
     return multi_draft_law(p, q, k, replacement=replacement).output
-
-
-# ------------------------------------------------------------------ how strong is a χ² check
-def chi_square_power(law: dict, alternative: dict, n: int, *, threshold=1e-3,
-                     min_expected: float = 5.0) -> float:
-    """Probability that :func:`specdec_core.chi_square_gof` with ``n`` samples rejects ``law``
-    when the samples really follow ``alternative`` (noncentral χ² approximation, the same cell
-    pooling as the test). Outcomes outside ``law``'s support make the power 1 if they have mass."""
-    from scipy.stats import chi2, ncx2
-
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
-    if not 0 < threshold < 1:
-        raise ValueError(f"threshold must be in (0, 1), got {threshold}")
-    if any(float(v) > 0 for key, v in alternative.items() if key not in law):
-        return 1.0
-    keys = sorted(law, key=lambda x: float(law[x]), reverse=True)
-    p0 = np.array([float(law[x]) for x in keys])
-    p1 = np.array([float(alternative.get(x, 0)) for x in keys])
-    big = p0 * n >= min_expected
-    c0, c1 = list(p0[big]), list(p1[big])
-    if (~big).any():
-        c0.append(p0[~big].sum())
-        c1.append(p1[~big].sum())
-    c0, c1 = np.array(c0), np.array(c1)
-    dof = max(len(c0) - 1, 1)
-    lam = float(n * ((c1 - c0) ** 2 / c0).sum())
-    crit = chi2.isf(threshold, dof)
-    return float(ncx2.sf(crit, dof, lam)) if lam > 0 else float(threshold)

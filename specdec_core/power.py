@@ -6,6 +6,10 @@ test (the share of independent seeded experiments in which it rejects a sampler 
 wrong) and gives the usual large-sample approximation of it, so a notebook can show a sample
 size too small to catch a broken rule next to one large enough.
 
+:func:`chi_square_power` is the one home of that approximation for any law and alternative
+(notebook 08 uses it for multi-candidate and tree samplers; ``multidraft`` re-exports it);
+:func:`approximate_power` applies it to a single-position correction rule.
+
 Pure layer: numpy, scipy.stats and the library's own simulator and test.
 """
 from __future__ import annotations
@@ -14,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .distributions import check_pair
-from .lawcheck import DEFAULT_THRESHOLD, chi_square_gof
+from .distributions import check_int, check_pair
+from .lawcheck import DEFAULT_THRESHOLD, check_law, chi_square_gof
 from .simulate import SAMPLEABLE_RULES, simulate_position
 from .verify import output_distribution_with
 
@@ -38,38 +42,60 @@ class PowerEstimate:
         return self.rejections / self.repeats
 
 
-def _check_positive_int(x, name: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1:
-        raise ValueError(f"{name} must be a positive integer, got {x!r}")
-    return int(x)
+def chi_square_power(law: dict, alternative: dict, n, *, threshold: float = DEFAULT_THRESHOLD,
+                     min_expected: float = 5.0) -> float:
+    """Large-sample probability that :func:`specdec_core.lawcheck.chi_square_gof` with ``n``
+    samples rejects ``law`` ({outcome: probability}) when the samples really follow
+    ``alternative``: P(noncentral χ²(cells − 1, λ) > critical value), λ = n Σ (a − l)²/l over
+    the same cells as the test (outcomes sorted by probability, those expected fewer than
+    ``min_expected`` times pooled into one cell). 1.0 when the alternative puts mass outside the
+    law's support (the statistic is then infinite as soon as such an outcome appears); 0.0 when
+    the test has a single cell (it can never reject); the test's size ``threshold`` when the
+    alternative equals the law on every cell."""
+    from scipy.stats import chi2, ncx2
+
+    n = check_int(n, "n", 1)
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating)) \
+            or not 0 < threshold < 1:
+        raise ValueError(f"threshold must be a number in (0, 1), got {threshold!r}")
+    if isinstance(min_expected, bool) or not isinstance(min_expected, (int, float, np.floating)) \
+            or not min_expected > 0:
+        raise ValueError(f"min_expected must be a positive number, got {min_expected!r}")
+    law = {x: v for x, v in check_law(law, "law").items() if v > 0}
+    alternative = check_law(alternative, "alternative")
+    if any(float(v) > 0 for x, v in alternative.items() if x not in law):
+        return 1.0
+    keys = sorted(law, key=lambda x: float(law[x]), reverse=True)
+    p0 = np.array([float(law[x]) for x in keys])
+    p1 = np.array([float(alternative.get(x, 0)) for x in keys])
+    big = p0 * n >= min_expected
+    c0, c1 = list(p0[big]), list(p1[big])
+    if (~big).any():
+        c0.append(p0[~big].sum())
+        c1.append(p1[~big].sum())
+    if len(c0) < 2:
+        return 0.0
+    c0, c1 = np.array(c0), np.array(c1)
+    lam = float(n * ((c1 - c0) ** 2 / c0).sum())
+    critical = chi2.isf(threshold, len(c0) - 1)
+    return float(ncx2.sf(critical, len(c0) - 1, lam)) if lam > 0 else float(threshold)
 
 
 def approximate_power(p, q, rule: str, n, *, threshold: float = DEFAULT_THRESHOLD) -> float:
     """Large-sample power of the chi-square test of the output law against p, when the sampler
-    corrects with ``rule``: P(noncentral χ²(V' − 1, λ) > critical value), λ = n Σ (o − p)²/p over
-    the symbols with p > 0 (o is the rule's exact output law). 1.0 when the rule writes a symbol
-    the target never writes (the statistic is then infinite as soon as it appears)."""
-    from scipy.stats import chi2, ncx2
-
+    corrects with ``rule`` (o is the rule's exact output law): :func:`chi_square_power` of the
+    law p against the alternative o, with the test's cells."""
     if rule not in SAMPLEABLE_RULES:
         raise ValueError(f"rule must be one of {SAMPLEABLE_RULES}, got {rule!r}")
-    n = _check_positive_int(n, "n")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold < 1:
-        raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
+    n = check_int(n, "n", 1)
     pa, qa, _ = check_pair(p, q)
     if pa.ndim != 1:
         raise ValueError(f"p and q must be single distributions of shape (V,), got shape {pa.shape}")
     out = np.asarray(output_distribution_with(pa, qa, rule), dtype=np.float64)
     target = np.asarray(pa, dtype=np.float64)
-    support = target > 0
-    if (out[~support] > 0).any():
-        return 1.0
-    dof = int(support.sum()) - 1
-    if dof < 1:
-        return 0.0
-    lam = n * float((((out - target) ** 2)[support] / target[support]).sum())
-    critical = chi2.isf(threshold, dof)
-    return float(ncx2.sf(critical, dof, lam)) if lam > 0 else float(threshold)
+    law = {i: float(v) for i, v in enumerate(target) if v > 0}
+    alternative = {i: float(v) for i, v in enumerate(out) if v > 0}
+    return chi_square_power(law, alternative, n, threshold=threshold)
 
 
 def power_table(p, q, rule: str, sizes, *, repeats: int, seed: int,
@@ -80,10 +106,9 @@ def power_table(p, q, rule: str, sizes, *, repeats: int, seed: int,
     sizes = list(sizes) if not isinstance(sizes, (str, bytes)) else None
     if not sizes:
         raise ValueError(f"sizes must be a non-empty sequence of positive integers, got {sizes!r}")
-    sizes = [_check_positive_int(n, "sizes") for n in sizes]
-    repeats = _check_positive_int(repeats, "repeats")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    sizes = [check_int(n, "sizes", 1) for n in sizes]
+    repeats = check_int(repeats, "repeats", 1)
+    seed = check_int(seed, "seed", 0)
     pa, qa, _ = check_pair(p, q)
     law = {i: float(v) for i, v in enumerate(np.asarray(pa, dtype=np.float64)) if v > 0}
     rng = np.random.default_rng(seed)

@@ -25,7 +25,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .distributions import check_distribution, check_gamma
+from .distributions import check_distribution, check_gamma, check_int
 from .multidraft import (
     TYPICAL_DELTA,
     TYPICAL_EPSILON,
@@ -57,8 +57,7 @@ class TokenTree:
             raise ValueError(f"parents must be a sequence of node indices, got {self.parents!r}")
         par = []
         for i, a in enumerate(self.parents):
-            if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
-                raise ValueError(f"parents[{i}] must be an int, got {a!r}")
+            a = check_int(a, f"parents[{i}]", None, what="an int")
             if not -1 <= a < i:
                 raise ValueError(f"parents[{i}] = {a} must be -1 (the root) or an earlier node (0..{i - 1})")
             par.append(int(a))
@@ -67,10 +66,9 @@ class TokenTree:
             if (isinstance(self.tokens, (str, bytes)) or not hasattr(self.tokens, "__len__")
                     or len(self.tokens) != len(par)):
                 raise ValueError(f"tokens must give one token per node ({len(par)}), got {self.tokens!r}")
-            for i, t in enumerate(self.tokens):
-                if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)) or t < 0:
-                    raise ValueError(f"tokens[{i}] must be a non-negative token index, got {t!r}")
-            object.__setattr__(self, "tokens", tuple(int(t) for t in self.tokens))
+            toks = tuple(check_int(t, f"tokens[{i}]", 0, what="a non-negative token index")
+                         for i, t in enumerate(self.tokens))
+            object.__setattr__(self, "tokens", toks)
 
     @property
     def n_nodes(self) -> int:

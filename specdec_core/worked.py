@@ -79,11 +79,11 @@ def truth_counterexample(n: int, seed: int, example: TruthExample = TRUTH_EXAMPL
     target's), and its frequency in ``n`` seeded single-position speculative trials."""
     import numpy as np
 
+    from .distributions import check_int
     from .simulate import simulate_position
     from .verify import acceptance_rate, accepted_mass, output_distribution
 
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    seed = check_int(seed, "seed", 0)
     out = output_distribution(example.p, example.q)
     false = [i for i, t in enumerate(example.true) if not t]
     sim = simulate_position(example.p, example.q, n, np.random.default_rng(seed))

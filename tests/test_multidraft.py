@@ -11,7 +11,6 @@ from strategies import exact_pair
 from specdec_core import acceptance_rate
 from specdec_core.multidraft import (
     MULTI_DRAFT_RULES,
-    chi_square_power,
     multi_draft_acceptance_rate,
     multi_draft_law,
     multi_draft_outcomes,
@@ -189,15 +188,6 @@ def test_bad_rule_rng_and_shapes():
         multi_draft_law([P, P], [Q, Q], 1)
     with pytest.raises(ValueError, match="sum to exactly 1"):
         verify_candidates([F(1, 2), F(1, 3), F(0)], Q, (0,), np.random.default_rng(0))
-
-
-def test_chi_square_power():
-    law = {0: 0.5, 1: 0.5}
-    assert chi_square_power(law, law, 100) == pytest.approx(1e-3)
-    assert chi_square_power(law, {0: 0.7, 1: 0.3}, 2000) > 0.999
-    assert chi_square_power(law, {0: 0.5, 1: 0.4, 2: 0.1}, 10) == 1.0
-    with pytest.raises(ValueError, match="n must be a positive integer"):
-        chi_square_power(law, law, 0)
 
 
 def test_float_rounding_is_not_a_rejection():

@@ -15,11 +15,11 @@ import pytest
 
 from specdec_core import chi_square_gof
 from specdec_core.multidraft import (
-    chi_square_power,
     multi_draft_law,
     sample_candidates,
     verify_candidates,
 )
+from specdec_core.power import chi_square_power
 from specdec_core.toy import sequence_law, toy_draft, toy_target
 from specdec_core.trees import (
     branching_tree,

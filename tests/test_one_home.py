@@ -6,7 +6,8 @@
 * the inverse-CDF draw: ``distributions.inverse_cdf`` (``sampling.sample_rows`` is its
   batched form);
 * E[K] and the K law: ``counts`` (``symbolic*`` derive the same formulas in sympy for display);
-* the integer / rng validators: ``distributions.check_int`` / ``check_rng``.
+* the integer / rng validators: ``distributions.check_int`` / ``check_rng`` (``check_gamma`` for γ);
+* the power of a χ² law test: ``power.chi_square_power`` (``multidraft`` re-exports it).
 
 Each scan lists offenders. Offenders in modules owned by other work streams are listed in
 ``ELSEWHERE`` and turn the test into an xfail naming them, so that they are visible and a *new*
@@ -92,6 +93,10 @@ def expected_count_copies():
                         {"specdec_core/counts.py", "specdec_core/symbolic.py", "specdec_core/symbolic_timing.py"})
 
 
+def power_copies():
+    return _source_hits(lambda c: "ncx2" in c, {"specdec_core/power.py"})
+
+
 def validator_copies():
     return _source_hits(lambda c: "isinstance(rng, np.random.Generator)" in c
                         or ("bool" in c and "or not isinstance" in c and "np.integer))" in c),
@@ -103,18 +108,16 @@ def validator_copies():
 ELSEWHERE = {
     "inverse_cdf_copies": ("specdec_core/llm/adapters.py", "specdec_core/llm/drafts.py"),
     "expected_count_copies": ("specdec_core/llm/runs.py",),
-    "validator_copies": ("specdec_core/kv.py", "specdec_core/multidraft.py", "specdec_core/trees.py",
-                         "specdec_core/worked.py", "specdec_core/power.py", "specdec_core/labs/",
-                         "specdec_core/plots/", "specdec_core/widgets/", "specdec_core/llm/"),
+    "validator_copies": ("specdec_core/kv.py", "specdec_core/llm/"),
+    "power_copies": ("specdec_core/llm/",),
     "private_imports": ("specdec_core/plots/", "specdec_core/widgets/", "specdec_core/labs/",
                         "specdec_core/llm/"),
     "rule_name_tuples": ("specdec_core/plots/", "specdec_core/widgets/", "specdec_core/labs/"),
-    "residual_copies": ("specdec_core/plots/", "specdec_core/widgets/", "specdec_core/labs/",
-                        "specdec_core/multidraft.py", "specdec_core/trees.py"),
+    "residual_copies": ("specdec_core/plots/", "specdec_core/widgets/", "specdec_core/labs/"),
 }
 
 SCANS = {f.__name__: f for f in (private_imports, rule_name_tuples, inverse_cdf_copies, residual_copies,
-                                 expected_count_copies, validator_copies)}
+                                 expected_count_copies, validator_copies, power_copies)}
 
 
 @pytest.mark.parametrize("scan", sorted(SCANS))
@@ -138,7 +141,8 @@ def test_scans_can_fail(tmp_path, monkeypatch):
         "    i = np.searchsorted(np.cumsum(row), u, side=\"right\")\n"
         "    r = np.maximum(p - q, 0.0)\n"
         "    ek = (1 - alpha ** (gamma + 1)) / (1 - alpha)\n"
-        "    if not isinstance(rng, np.random.Generator): raise ValueError\n", encoding="utf-8")
+        "    if not isinstance(rng, np.random.Generator): raise ValueError\n"
+        "    from scipy.stats import ncx2\n", encoding="utf-8")
     monkeypatch.setattr(__import__(__name__), "FILES", [bad / "bad.py"])
     monkeypatch.setattr(__import__(__name__), "PKG", bad)
     for name, scan in SCANS.items():
@@ -156,3 +160,11 @@ def test_the_homes_are_used():
     assert set(verify.SAMPLEABLE_RULES) < set(verify.CORRECTION_RULES)
     assert simulate.draw_categorical is inverse_cdf
     assert not hasattr(sampling, "CORRECT_RULES")
+
+
+def test_one_power_approximation():
+    """The χ² power approximation has one implementation: power.py's, used by multidraft and
+    by ``approximate_power`` (``power_copies`` scans for other noncentral-χ² code)."""
+    from specdec_core import multidraft, power
+
+    assert multidraft.chi_square_power is power.chi_square_power

@@ -1,7 +1,7 @@
 """The power demo (specdec_core.power): a broken rule escapes a small test and not a large one."""
 import pytest
 
-from specdec_core.power import approximate_power, power_table
+from specdec_core.power import approximate_power, chi_square_power, power_table
 from specdec_core.worked import WORKED
 
 
@@ -27,6 +27,44 @@ def test_approximation_grows_with_n_and_matches_the_measured_power_for_large_n()
 def test_a_rule_that_writes_impossible_symbols_has_power_one():
     p, q = [0.5, 0.5, 0.0], [0.3, 0.3, 0.4]
     assert approximate_power(p, q, "draft", 10) == 1.0
+
+
+def test_chi_square_power():
+    law = {0: 0.5, 1: 0.5}
+    assert chi_square_power(law, law, 100) == pytest.approx(1e-3)
+    assert chi_square_power(law, {0: 0.7, 1: 0.3}, 2000) > 0.999
+    assert chi_square_power(law, {0: 0.5, 1: 0.4, 2: 0.1}, 10) == 1.0
+    assert chi_square_power({0: 1.0}, {0: 1.0}, 50) == 0.0          # one cell: it cannot reject
+
+
+def test_chi_square_power_uses_the_tests_cells():
+    """Cells expected fewer than 5 times are pooled, as chi_square_gof pools them: moving mass
+    between two small cells is invisible to the test at n = 20 and visible at n = 2000."""
+    law = {0: 0.9, 1: 0.05, 2: 0.05}
+    alt = {0: 0.9, 1: 0.09, 2: 0.01}
+    assert chi_square_power(law, alt, 20) == pytest.approx(1e-3)    # one pooled cell {1, 2}
+    assert chi_square_power(law, alt, 2000) > 0.999
+
+
+def test_approximate_power_is_chi_square_power_of_the_rules_law():
+    from specdec_core.verify import output_distribution_with
+
+    out = output_distribution_with(WORKED.p, WORKED.q, "target")
+    law = {i: float(v) for i, v in enumerate(WORKED.p)}
+    alt = {i: float(v) for i, v in enumerate(out)}
+    assert approximate_power(WORKED.p, WORKED.q, "target", 300) == chi_square_power(law, alt, 300)
+
+
+@pytest.mark.parametrize("args, match", [((0,), "n must be a positive integer"),
+                                         ((True,), "n must be"), ((10, {"threshold": 1.5}), "threshold"),
+                                         ((10, {"min_expected": 0}), "min_expected")])
+def test_chi_square_power_refuses_bad_arguments(args, match):
+    law = {0: 0.5, 1: 0.5}
+    kw = args[1] if len(args) > 1 else {}
+    with pytest.raises(ValueError, match=match):
+        chi_square_power(law, law, args[0], **kw)
+    with pytest.raises(ValueError, match="alternative"):
+        chi_square_power(law, {0: 0.5}, 10)
 
 
 @pytest.mark.parametrize("kw, match", [({"sizes": []}, "sizes"), ({"sizes": [0]}, "sizes"),

@@ -14,6 +14,7 @@ import html
 
 import numpy as np
 
+from ..distributions import check_int
 from ..plots.style import COLORS
 from ..replay import describe_step, format_counters, replay_steps
 from ..sampling import speculative_generate
@@ -41,9 +42,7 @@ def demo_records(seed: int = DEMO_SEED, gamma: int = DEMO_GAMMA, rounds: int = D
 
     ``max_new_tokens = rounds·(γ+1)`` leaves at least γ+1 tokens to make before each of the
     first ``rounds`` rounds, so all of them run with the full γ. Deterministic."""
-    for name, v in (("seed", seed), ("gamma", gamma), ("rounds", rounds)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < (1 if name != "seed" else 0):
-            raise ValueError(f"{name} must be a {'non-negative' if name == 'seed' else 'positive'} integer, got {v!r}")
+    seed, gamma, rounds = check_int(seed, "seed", 0), check_int(gamma, "gamma", 1), check_int(rounds, "rounds", 1)
     res = speculative_generate(toy_target(), toy_draft(), (), gamma=int(gamma),
                                max_new_tokens=int(rounds) * (int(gamma) + 1),
                                rng=np.random.default_rng(int(seed)), record_distributions=True)
