@@ -39,7 +39,13 @@ from fractions import Fraction
 
 import numpy as np
 
-from .distributions import check_distribution, check_gamma, check_int, check_pair, check_rng
+from .distributions import (
+    check_distribution,
+    check_gamma,
+    check_int,
+    check_pair,
+    check_rng,
+)
 from .power import chi_square_power  # noqa: F401  (re-exported; its one home is power.py)
 from .verify import residual_distribution
 

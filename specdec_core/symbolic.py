@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .distributions import check_gamma
+from .distributions import check_int
+from .symbolic_timing import MAX_EXPANDED_GAMMA
 
 
 def _check_n(n):
@@ -94,7 +95,9 @@ def derive_expected_count():
 
 
 def expected_count_polynomial(gamma):
-    """E[K] for a concrete γ as a polynomial in α (e.g. γ=2 → α² + α + 1)."""
-    g = check_gamma(gamma)
+    """E[K] for a concrete γ as a polynomial in α (e.g. γ=2 → α² + α + 1). The sum is written
+    out term by term, so γ is limited to ``MAX_EXPANDED_GAMMA`` (1000), as in
+    :func:`specdec_core.symbolic_timing.improvement_factor_expr`."""
+    g = check_int(gamma, "gamma", 0, MAX_EXPANDED_GAMMA, what="a non-negative integer")
     alpha = sp.Symbol("alpha", nonnegative=True)
     return sp.Add(*[alpha**j for j in range(g + 1)])

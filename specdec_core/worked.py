@@ -34,8 +34,14 @@ def worked_trace(example: WorkedExample = WORKED) -> dict:
     """Every quantity of the worked trace, exact (Fractions), computed by the library."""
     from .counts import expected_output_count, output_count_distribution
     from .timing import baseline_tokens_per_second, tokens_per_second
-    from .verify import (acceptance_probabilities, acceptance_rate, accepted_mass,
-                         output_distribution, rejection_probability, residual_distribution)
+    from .verify import (
+        acceptance_probabilities,
+        acceptance_rate,
+        accepted_mass,
+        output_distribution,
+        rejection_probability,
+        residual_distribution,
+    )
 
     p, q, g = example.p, example.q, example.gamma
     alpha = acceptance_rate(p, q)

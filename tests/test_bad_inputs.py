@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import specdec_core as sc
+from specdec_core.symbolic import expected_count_polynomial
 from specdec_core.toy import toy_draft, toy_target
 
 GOOD = [0.6, 0.3, 0.1]
@@ -134,6 +135,7 @@ CASES = [
     # ---- γ beyond what can be computed: refused, never a hang
     (lambda: sc.expected_output_count(F(3, 5), 10**9), "too large for exact arithmetic"),
     (lambda: sc.output_count_distribution(0.6, 10**9), "at most 10,000,000 are computed"),
+    (lambda: expected_count_polynomial(10**9), "gamma must be at most 1000, got 1000000000"),
 ]
 
 
