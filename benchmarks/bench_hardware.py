@@ -1,6 +1,6 @@
 """This machine on a roofline (notebook 06): memory bandwidth and float32 matmul throughput.
 
-    .venv/bin/python benchmarks/bench_hardware.py          # ≈ 30–60 s on 2 cores
+    .venv/bin/python benchmarks/bench_hardware.py          # ≈ 20–50 s on 2 cores (longer under load)
     .venv/bin/python benchmarks/bench_hardware.py --quick  # a smoke run (a few seconds)
 
 Writes benchmarks/results/hardware.json. Everything in it is *measured* here with
@@ -36,7 +36,7 @@ OUT = os.path.join(ROOT, "benchmarks", "results", "hardware.json")
 
 M_VALUES = list(range(1, 17)) + [20, 24, 32, 48, 64]
 SHAPES = {"576x1536": (576, 1536), "576x49152": (576, 49152)}
-INNER = {"576x1536": 20, "576x49152": 1}     # products per timing
+INNER = {"576x1536": 10, "576x49152": 1}     # products per timing
 
 
 def machine():
@@ -141,7 +141,7 @@ def main(argv=None):
     for threads in (2, 1):
         with threadpool_limits(threads):
             res["matmul"][f"threads{threads}"] = {
-                name: matmul_curve(shape, Ms, 2 if quick else 7, rng, INNER[name]) for name, shape in SHAPES.items()}
+                name: matmul_curve(shape, Ms, 2 if quick else 5, rng, INNER[name]) for name, shape in SHAPES.items()}
         head = res["matmul"][f"threads{threads}"]["576x49152"]["gflops"]
         print(f"matmul 576x49152, {threads} thread(s): M=1 {head['1']:.1f}, M=64 {head['64']:.1f} GFLOP/s",
               flush=True)
