@@ -9,7 +9,7 @@ step's outcome comes from the record.
 Steps of one round with γ proposals x₁…x_γ::
 
     propose   the draft proposes x₁…x_γ                      (draft proposals += γ)
-    score     the target scores the γ+1 positions together   (target positions += γ+1)
+    score     the target scores the γ+1 positions together   (target rows scored += γ+1)
     accept i  uᵢ < min(1, pᵢ(xᵢ)/qᵢ(xᵢ)): xᵢ is kept           (accepted += 1)
     reject i  uᵢ ≥ min(1, pᵢ(xᵢ)/qᵢ(xᵢ)): xᵢ is thrown away    (rejected += 1)
     discard   x_{i+1}…x_γ were never checked, thrown away     (discarded += γ − i)
@@ -39,10 +39,19 @@ STEP_KINDS = ("start", "propose", "score", "accept", "reject", "discard", "corre
 class Counters:
     """Cumulative accounting after a step.
 
-    ``rejected_work`` is the target work that did not become output: the rejected position
-    plus the discarded positions (= ``rejected + discarded``). ``emitted`` counts output tokens
-    and grows when a round finishes (accepted prefix + 1 correction or bonus); a ``stop`` step
-    takes back what the round made after a stop token (counted in ``after_stop``).
+    A round with γ proposals scores γ + 1 target rows: row i checks proposal i, row γ is the
+    bonus row (p_{γ+1}). ``rejected`` counts rejected proposals (at most one per round) and
+    ``discarded`` the unchecked proposals after a rejection. ``scored = emitted + after_stop +
+    rejected_work``.
+
+    `rejected_work`: scored target rows never used — the rows after the first rejection, bonus
+    row included (= discarded + rejected); the rejected position's own row is used, it gives
+    the correction. (A round with a rejection leaves exactly one bonus row unused, so
+    ``rejected`` also counts the unused bonus rows.)
+
+    ``emitted`` counts output tokens and grows when a round finishes (accepted prefix + 1
+    correction or bonus); a ``stop`` step takes back what the round made after a stop token
+    (counted in ``after_stop``).
     """
 
     rounds_done: int = 0
@@ -238,10 +247,11 @@ def format_counters(step: ReplayStep, n_rounds: int) -> str:
     """The counters line shown under the stepper (plain text, no markup)."""
     c = step.counters
     rnd = f"round {step.round + 1} of {n_rounds}" if n_rounds else "no rounds"
-    return (f"{rnd} · draft proposals {c.proposed} · target positions scored {c.scored} · "
-            f"accepted tokens {c.accepted} · rejected target work {c.rejected_work} "
-            f"(rejected {c.rejected} + discarded {c.discarded}) · emitted output {c.emitted}"
-            + (f" · cut after a stop token {c.after_stop}" if c.after_stop else ""))
+    return (f"{rnd} · draft proposals {c.proposed} · target rows scored {c.scored} · "
+            f"accepted tokens {c.accepted} · unused target rows {c.rejected_work} "
+            f"({c.discarded} after the rejected position + {c.rejected} bonus) · "
+            f"emitted output {c.emitted}"
+            + (f" · discarded after stop {c.after_stop}" if c.after_stop else ""))
 
 
 def _sub(i: int) -> str:

@@ -4,7 +4,7 @@ counter invariants over many seeded rounds of the toy language.
 Statistics and thresholds: none are statistical here. The hand-built records are checked
 step by step *exactly*; the property tests check identities that must hold for every round
 (tolerance 0): emitted = accepted + 1 per round, proposed = accepted + rejected + discarded,
-target positions = proposed + 1 = emitted + rejected target work, and the replay's final
+target rows scored = proposed + 1 = emitted + unused target rows, and the replay's final
 counters equal GenerationResult's own accounting.
 """
 from fractions import Fraction
@@ -94,12 +94,12 @@ def test_two_rounds_counters_accumulate_and_text():
     assert len(steps) == 1 + 6 + 5
     assert steps[-1].counters == Counters(rounds_done=2, proposed=5, scored=7, accepted=3, rejected=1,
                                           discarded=1, corrections=1, bonus=1, emitted=5)
-    assert counters_line(recs, 0) == ("round 1 of 2 · draft proposals 0 · target positions scored 0 · "
-                                      "accepted tokens 0 · rejected target work 0 (rejected 0 + discarded 0) "
-                                      "· emitted output 0")
-    assert counters_line(recs, 99) == ("round 2 of 2 · draft proposals 5 · target positions scored 7 · "
-                                       "accepted tokens 3 · rejected target work 2 (rejected 1 + discarded 1) "
-                                       "· emitted output 5")
+    assert counters_line(recs, 0) == ("round 1 of 2 · draft proposals 0 · target rows scored 0 · "
+                                      "accepted tokens 0 · unused target rows 0 (0 after the rejected "
+                                      "position + 0 bonus) · emitted output 0")
+    assert counters_line(recs, 99) == ("round 2 of 2 · draft proposals 5 · target rows scored 7 · "
+                                       "accepted tokens 3 · unused target rows 2 (1 after the rejected "
+                                       "position + 1 bonus) · emitted output 5")
     assert counters_line(recs, -3) == counters_line(recs, 0)
 
 
@@ -227,3 +227,36 @@ def test_exact_residual_row_matches_verify():
     exact = residual_distribution(T.exact((1,)), D.exact((1,)))
     assert tuple(exact) == (0, 0, Fraction(5, 6), Fraction(1, 6))
     assert replay_steps(rejection_record())[-1].row == pytest.approx(tuple(float(v) for v in exact))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), gamma=st.integers(0, 5), n=st.integers(1, 14),
+       stop=st.sets(st.integers(0, 3), max_size=1))
+def test_counters_line_words_are_true(seed, gamma, n, stop):
+    """The counters line's breakdown, recomputed from the records row by row: a round scores
+    rows 0..γ; row i is used when proposal i is checked (the rejected one's row gives the
+    correction), row γ when all γ are accepted (the bonus). Unused rows = rejected_work, the
+    ones before row γ = discarded, unused bonus rows = rejected; rows = emitted + after stop +
+    unused."""
+    res = speculative_generate(T, D, (), gamma=gamma, max_new_tokens=n,
+                               rng=np.random.default_rng(seed), stop=stop)
+    unused_before_bonus = unused_bonus = 0
+    for rec in res.records:
+        g = len(rec.proposals)
+        used = set(range(len(rec.draws))) | ({g} if rec.stop is None else set())
+        unused = set(range(g + 1)) - used
+        unused_bonus += g in unused
+        unused_before_bonus += len(unused - {g})
+        assert all(i > rec.stop for i in unused)           # only rows after the rejection
+    steps = replay_steps(res.records)
+    c = steps[-1].counters
+    assert (c.rejected_work, c.discarded, c.rejected) == (unused_before_bonus + unused_bonus,
+                                                          unused_before_bonus, unused_bonus)
+    assert c.scored == c.emitted + c.after_stop + c.rejected_work
+    line = format_counters(steps[-1], len(res.records))
+    assert (f"unused target rows {c.rejected_work} ({unused_before_bonus} after the rejected position "
+            f"+ {unused_bonus} bonus)") in line
+    assert f"target rows scored {c.scored} " in line
+    assert ("discarded after stop" in line) == (c.after_stop > 0)
+    if c.after_stop:
+        assert line.endswith(f" · emitted output {c.emitted} · discarded after stop {c.after_stop}")
