@@ -82,6 +82,16 @@ DONE = """(expected) => {
 }"""
 
 
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def visible_controls_same(spec, a, b) -> bool:
     return ld.visible_controls(spec, a) == ld.visible_controls(spec, b)
 
@@ -223,7 +233,7 @@ def main(argv) -> int:
         "what": "browser round trip, input event → readouts and figure changed and painted (ms)",
         "goal_p95_ms": GOAL_P95_MS,
         "events_per_lab": EVENTS, "warmup_events": WARMUP,
-        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+        "machine": {"cpu": cpu_name(), "cores": os.cpu_count(),
                     "platform": platform.platform(), "python": platform.python_version(),
                     "browser": "Debian chromium, headless", "viewport": "1280x900"},
         "load_avg_start": [round(x, 2) for x in load_start],
