@@ -63,6 +63,19 @@ FACTORIES = {**{name: (lambda spec=spec: Lab(spec)) for name, spec in SPECS.item
              "stepper": stepper_lab, "quiz": lambda: quiz_lab(TRUTH_QUESTION)}
 
 
+def test_every_exported_lab_is_in_the_generic_tables():
+    """SPECS/FACTORIES are read from ``labs.__all__``; check that they really hold every lab the
+    package exports (the trees, KV and roofline labs included) and that each ``*_lab`` factory
+    builds the spec the generic tests drive."""
+    assert {"acceptance", "residual", "counts", "timing", "transforms", "trees", "kv", "roofline",
+            "stepper", "quiz"} <= set(FACTORIES)
+    assert SPECS["trees"] is labs.TREES and SPECS["kv"] is labs.KV and SPECS["roofline"] is labs.ROOFLINE
+    for name in labs.__all__:
+        if name.endswith("_lab") and name not in ("stepper_lab", "quiz_lab"):
+            lab = getattr(labs, name)()
+            assert SPECS.get(lab.spec.name) is lab.spec, name
+
+
 def clean(texts: dict):
     for v in texts.values():
         low = v.lower()
