@@ -952,6 +952,7 @@ def walk_notebook(page, lab, relpath: str, expected: list[str], *, workspace: st
     open_notebook(page, lab, relpath, workspace)
     show_file_browser(page)
     wait_outputs_settled(page)
+    report.seconds["open"] = round(time.monotonic() - t0, 1)
     # 1. First open, nothing run: friendly fallbacks and static copies, no raw reprs or errors.
     check_no_forbidden_text(page, f"{relpath} first open")
     check_static_copies(page, expected, f"{relpath} first open")
@@ -994,6 +995,7 @@ def walk_notebook(page, lab, relpath: str, expected: list[str], *, workspace: st
     console.check(f"{relpath} while driving")
     # 4. Save while the labs are live (as autosave does), then restart the kernel: every live lab
     #    shows its note.
+    t1 = time.monotonic()
     save(page)
     restart_kernel(page)
     for i, name in enumerate(names):
@@ -1007,6 +1009,7 @@ def walk_notebook(page, lab, relpath: str, expected: list[str], *, workspace: st
         root(page, 0).scroll_into_view_if_needed()
         root(page, 0).screenshot(path=str(shots / f"{Path(relpath).stem}--restarted.png"))
     console.check(f"{relpath} after the kernel restart")
+    report.seconds["restart"] = round(time.monotonic() - t1, 1)
     # 5. Close, reopen without running: no widget errors, every lab still readable.
     t1 = time.monotonic()
     # Reopened by loading Lab afresh (a learner coming back later). Reopening in the same page
