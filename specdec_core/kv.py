@@ -23,15 +23,13 @@ question: :mod:`specdec_core.roofline` prices a pass from the same shapes (bytes
 """
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from .counts import expected_output_count
-from .distributions import check_gamma, check_probability
+from .distributions import check_gamma, check_int, check_nonnegative, check_probability
 from .questions import KV_QUESTION  # noqa: F401  (re-export: the question's home is questions.py)
 
 #: Bytes per stored number for the dtypes a cache is usually kept in.
@@ -42,50 +40,23 @@ GIB = 2**30
 
 # ---------------------------------------------------------------- validation
 
-def _check_positive_int(x, name: str) -> int:
-    """A positive integer (bools, floats — even 2.0 — NaN and non-numbers are refused)."""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        raise ValueError(f"{name} must be a positive integer, got {x!r}")
-    if x <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {x}")
-    return int(x)
-
-
-def _check_nonneg_int(x, name: str) -> int:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        raise ValueError(f"{name} must be a non-negative integer, got {x!r}")
-    if x < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {x}")
-    return int(x)
-
-
 def check_dtype(dtype) -> int:
     """Bytes per element for a dtype name ("bf16", "fp8", ...) or a positive integer."""
     if isinstance(dtype, str):
         if dtype not in DTYPE_BYTES:
             raise ValueError(f"dtype must be one of {tuple(DTYPE_BYTES)} or a positive integer, got {dtype!r}")
         return DTYPE_BYTES[dtype]
-    return _check_positive_int(dtype, "dtype")
+    return check_int(dtype, "dtype", 1)
 
 
 def check_budget(budget_bytes, name: str = "budget_bytes") -> int:
     """A memory budget in bytes: a non-negative integer (0 is allowed: nothing fits)."""
-    return _check_nonneg_int(budget_bytes, name)
+    return check_int(budget_bytes, name, 0)
 
 
 def gib_to_bytes(gib) -> int:
     """GiB (float or exact) → whole bytes, rounded to the nearest byte. Non-negative, finite."""
-    if isinstance(gib, (bool, np.bool_)) or not isinstance(gib, (numbers.Real, np.floating, np.integer)):
-        raise ValueError(f"gib must be a number of GiB, got {gib!r}")
-    if isinstance(gib, (int, np.integer, Fraction)):
-        val = Fraction(gib)
-    else:
-        if math.isnan(float(gib)) or math.isinf(float(gib)):
-            raise ValueError(f"gib must be finite, got {gib!r}")
-        val = Fraction(float(gib))
-    if val < 0:
-        raise ValueError(f"gib must be non-negative, got {gib!r}")
-    return round(val * GIB)
+    return round(Fraction(check_nonnegative(gib, "gib", "a number of GiB")) * GIB)
 
 
 def fmt_gib(n_bytes, digits: int = 2) -> str:
@@ -122,7 +93,7 @@ class ModelShape:
 
     def __post_init__(self):
         for f in ("layers", "kv_heads", "head_dim", "heads", "hidden", "intermediate", "vocab"):
-            _check_positive_int(getattr(self, f), f)
+            check_int(getattr(self, f), f, 1)
         if self.heads % self.kv_heads:
             raise ValueError(f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})")
 
@@ -184,12 +155,12 @@ def kv_cache_bytes(*, layers, kv_heads, head_dim, bytes_per_element, tokens, seq
 
     ``tokens`` may be 0 (an empty cache); every other argument must be a positive integer.
     """
-    L = _check_positive_int(layers, "layers")
-    H = _check_positive_int(kv_heads, "kv_heads")
-    D = _check_positive_int(head_dim, "head_dim")
-    B = _check_positive_int(bytes_per_element, "bytes_per_element")
-    T = _check_nonneg_int(tokens, "tokens")
-    S = _check_positive_int(sequences, "sequences")
+    L = check_int(layers, "layers", 1)
+    H = check_int(kv_heads, "kv_heads", 1)
+    D = check_int(head_dim, "head_dim", 1)
+    B = check_int(bytes_per_element, "bytes_per_element", 1)
+    T = check_int(tokens, "tokens", 0)
+    S = check_int(sequences, "sequences", 1)
     return 2 * L * H * D * B * T * S
 
 
@@ -263,8 +234,8 @@ def working_set(target, draft, *, dtype, context, sequences, gamma, budget_bytes
     t = get_shape(target)
     d = get_shape(draft)
     b = check_dtype(dtype)
-    n = _check_nonneg_int(context, "context")
-    s = _check_positive_int(sequences, "sequences")
+    n = check_int(context, "context", 0)
+    s = check_int(sequences, "sequences", 1)
     g = check_gamma(gamma)
     budget = None if budget_bytes is None else check_budget(budget_bytes)
     if not isinstance(include_weights, (bool, np.bool_)):

@@ -108,7 +108,7 @@ def validator_copies():
 ELSEWHERE = {
     "inverse_cdf_copies": ("specdec_core/llm/adapters.py", "specdec_core/llm/drafts.py"),
     "expected_count_copies": ("specdec_core/llm/runs.py",),
-    "validator_copies": ("specdec_core/kv.py", "specdec_core/llm/"),
+    "validator_copies": ("specdec_core/llm/",),
     "power_copies": ("specdec_core/llm/",),
     "private_imports": ("specdec_core/plots/", "specdec_core/widgets/", "specdec_core/labs/",
                         "specdec_core/llm/"),
