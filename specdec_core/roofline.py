@@ -26,9 +26,11 @@ by :func:`hardware_from_benchmark`).
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
+from statistics import median
 
 from .counts import expected_output_count
 from .distributions import check_gamma, check_int, check_nonnegative, check_probability
@@ -429,20 +431,28 @@ def break_even_batch(target, draft, hardware, *, dtype, alpha, gamma, context,
 
 # ---------------------------------------------------------------- measured curves
 
-def _read_curve(raw, where: str) -> dict:
+def _read_spread(raw, where: str) -> dict:
+    """{T: (fastest, middle, slowest) ms} from one stored curve. An entry may be a number, a list
+    of repeats, or a dict with "min" / "median" / "max" (a missing one falls back to the others).
+    Raises ``ValueError`` naming the first unreadable entry, or a curve without T = 1."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where} is not a {{T: time}} object")
     out = {}
     for T, v in raw.items():
-        if isinstance(v, dict):
-            v = v.get("min", v.get("median"))
-        elif isinstance(v, (list, tuple)):
-            v = v[0] if v else None
         try:
-            t, ms = int(T), float(v)
+            if isinstance(v, dict):
+                mid = v.get("median", v.get("min"))
+                vals = (v.get("min", mid), mid, v.get("max", mid))
+            elif isinstance(v, (list, tuple)):
+                vals = (min(v), float(median([float(x) for x in v])), max(v))
+            else:
+                vals = (v, v, v)
+            t, vals = int(T), tuple(float(x) for x in vals)
         except (TypeError, ValueError):
             raise ValueError(f"{where}: cannot read T={T!r}: {v!r}") from None
-        if not ms > 0:
-            raise ValueError(f"{where}: T={T} has a non-positive time {ms!r}")
-        out[t] = ms
+        if not all(math.isfinite(x) and x > 0 for x in vals):
+            raise ValueError(f"{where}: T={T} has a non-positive or non-finite time {v!r}")
+        out[t] = vals
     if 1 not in out:
         raise ValueError(f"{where} lacks T = 1")
     return dict(sorted(out.items()))
@@ -461,8 +471,10 @@ def cost_curve_from_results(results, key: str | None = None) -> dict:
 
 def capstone_cost_curve(results, key: str | None = None) -> dict:
     """Like :func:`cost_curve_from_results`, with where the curve came from: a dict with
-    ``curve`` ({T: ms}), ``source`` (the JSON path read), ``threads`` (BLAS threads, when the
-    file says) and ``context`` (tokens before the scored positions, when the file says)."""
+    ``curve`` ({T: fastest ms}), ``spread`` ({T: (fastest, median, slowest) ms}), ``reps``
+    (repeats per size, when known), ``source`` (the JSON path read), ``threads`` (BLAS threads,
+    when the file says) and ``context`` (tokens before the scored positions, when the file says).
+    The one reader of the capstone's measured curve (notebooks 06 and 08 both use it)."""
     if not isinstance(results, dict):
         raise ValueError(f"results must be a parsed JSON object, got {type(results).__name__}")
     machine = results.get("machine") if isinstance(results.get("machine"), dict) else {}
@@ -473,16 +485,21 @@ def capstone_cost_curve(results, key: str | None = None) -> dict:
         if not isinstance(old.get(k), dict):
             raise ValueError(f"results has no cost curve {k!r} (found {list(old)})")
         threads = int(k[7:]) if k.startswith("threads") and k[7:].isdigit() else None
-        return {"curve": _read_curve(old[k], f"cost curve {k!r}"), "source": f"cost_curve.{k}",
-                "threads": threads, "context": None}
+        spread = _read_spread(old[k], f"cost curve {k!r}")
+        lens = {len(v) for v in old[k].values() if isinstance(v, (list, tuple))}
+        return {"curve": {T: v[0] for T, v in spread.items()}, "spread": spread,
+                "reps": lens.pop() if len(lens) == 1 else None,
+                "source": f"cost_curve.{k}", "threads": threads, "context": None}
     if isinstance(micro, dict) and isinstance(micro.get("verify_ms"), dict):
         curves = micro["verify_ms"]
         k = key or ("T0" if "T0" in curves else next(iter(curves), None))
         if k not in curves or not isinstance(curves[k], dict):
             raise ValueError(f"results has no cost curve {k!r} (found {list(curves)})")
-        ctx = micro.get("context_tokens")
-        return {"curve": _read_curve(curves[k], f"cost curve {k!r}"), "source": f"micro.verify_ms.{k}",
-                "threads": machine.get("blas_threads_used"),
+        ctx, reps = micro.get("context_tokens"), micro.get("reps")
+        spread = _read_spread(curves[k], f"cost curve {k!r}")
+        return {"curve": {T: v[0] for T, v in spread.items()}, "spread": spread,
+                "reps": reps if isinstance(reps, int) else None,
+                "source": f"micro.verify_ms.{k}", "threads": machine.get("blas_threads_used"),
                 "context": int(ctx) if isinstance(ctx, int) else None}
     found = list(old or {}) + [f"micro.verify_ms.{c}" for c in ((micro or {}).get("verify_ms") or {})]
     raise ValueError(f"results has no cost curve {key!r} (found {found})")

@@ -552,51 +552,31 @@ def _lab_numbers(family, nodes, quality, rule, replacement):
 
 
 # ------------------------------------------------------------------ what a pass costs here (measured)
-def measured_pass_costs(path=None, threads: int = 2):
+def measured_pass_costs(path=None):
     """The capstone's measured cost of one target pass against the number of positions it scores,
-    read defensively from ``benchmarks/results/llm.json`` (another notebook's benchmark; it may
-    change or be missing). Two layouts are understood: ``micro.verify_ms.T0`` ({positions:
-    {median, min, max}}) and the older ``cost_curve.threads<threads>`` ({positions: [repeats]}).
-    Returns ``({positions: (fastest, middle, slowest) ms}, how it was measured)``, or
-    ``(None, reason)`` when the file or the curve is not there. Unreadable entries are skipped."""
+    from ``benchmarks/results/llm.json`` (or ``path``) — another notebook's benchmark, which may
+    change or be missing. The file is read by :func:`specdec_core.roofline.capstone_cost_curve`
+    (the one reader of that curve); this only never raises, for a notebook cell.
+    Returns ``({positions: (fastest, median, slowest) ms}, how it was measured)``, or
+    ``(None, reason)`` when the file or the curve is missing or unreadable."""
+    from pathlib import Path
+
+    from . import roofline
+
     try:
-        import json
-
-        from .llm.report import RESULTS
-
-        with open(path or RESULTS) as f:        # the raw file: only the parts used here must exist
-            res = json.load(f)
-        m = res.get("machine", {}) if isinstance(res.get("machine"), dict) else {}
-        costs, reps = {}, "?"
-        micro = res.get("micro")
-        if isinstance(micro, dict) and isinstance(micro.get("verify_ms"), dict) and micro["verify_ms"]:
-            vm = micro["verify_ms"]
-            curve = vm.get("T0", next(iter(vm.values())))
-            for n, c in curve.items():
-                try:
-                    lo, mid, hi = float(c["min"]), float(c["median"]), float(c["max"])
-                except (KeyError, TypeError, ValueError):
-                    continue                     # an unreadable entry is skipped, not trusted
-                if all(np.isfinite(v) and v > 0 for v in (lo, mid, hi)):
-                    costs[int(n)] = (lo, mid, hi)
-            reps = micro.get("reps", "?")
-            threads = m.get("blas_threads_used", threads)
+        if path is None:
+            res = roofline.load_benchmark("llm.json")
         else:
-            curve = res["cost_curve"][f"threads{threads}"]
-            for n, r in curve.items():
-                try:
-                    vals = [float(v) for v in (r if isinstance(r, (list, tuple)) else [r])]
-                except (TypeError, ValueError):
-                    continue
-                if vals and all(np.isfinite(v) and v > 0 for v in vals):
-                    costs[int(n)] = (min(vals), float(np.median(vals)), max(vals))
-                    reps = len(vals)
-        if 1 not in costs:
-            return None, "no measured cost curve (no single-position pass in the results)"
-        load = m.get("load_avg_start")
-        load_txt = f", load average {load[0]:.1f} at the start" if isinstance(load, (list, tuple)) and load else ""
-        where = (f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, {threads} BLAS thread"
-                 f"{'s' if threads != 1 else ''}, {m.get('date_utc', '?')}, benchmarks/bench_llm.py")
-        return costs, f"{where}{load_txt}, {reps} repeats per size (fastest, median, slowest)"
-    except (OSError, KeyError, TypeError, ValueError, AttributeError, IndexError, StopIteration) as exc:
+            res = roofline.load_benchmark(Path(path).name, Path(path).parent)
+        cap = roofline.capstone_cost_curve(res)
+    except (OSError, ValueError) as exc:          # json.JSONDecodeError is a ValueError
         return None, f"no measured cost curve ({type(exc).__name__}: {exc})"
+    m = res.get("machine") if isinstance(res.get("machine"), dict) else {}
+    threads = cap["threads"] if cap["threads"] is not None else "?"
+    load = m.get("load_avg_start")
+    load_txt = (f", load average {float(load[0]):.1f} at the start"
+                if isinstance(load, (list, tuple)) and load and isinstance(load[0], (int, float)) else "")
+    where = (f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, {threads} BLAS thread"
+             f"{'' if threads == 1 else 's'}, {m.get('date_utc', '?')}, benchmarks/bench_llm.py")
+    return cap["spread"], (f"{where}{load_txt}, {cap['reps'] or '?'} repeats per size "
+                           f"(fastest, median, slowest; {cap['source']})")

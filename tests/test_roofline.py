@@ -392,7 +392,9 @@ def test_capstone_curve_both_formats():
            "micro": {"context_tokens": 171,
                      "verify_ms": {"T0": {"1": {"median": 50.0, "min": 40.0}, "4": {"median": 90.0}}}}}
     a, b = capstone_cost_curve(old), capstone_cost_curve(new)
-    assert a == {"curve": {1: 16.0, 4: 32.0}, "source": "cost_curve.threads2", "threads": 2, "context": None}
-    assert b == {"curve": {1: 40.0, 4: 90.0}, "source": "micro.verify_ms.T0", "threads": 1, "context": 171}
+    assert a == {"curve": {1: 16.0, 4: 32.0}, "spread": {1: (16.0, 16.5, 17.0), 4: (32.0, 32.5, 33.0)},
+                 "reps": 2, "source": "cost_curve.threads2", "threads": 2, "context": None}
+    assert b == {"curve": {1: 40.0, 4: 90.0}, "spread": {1: (40.0, 50.0, 50.0), 4: (90.0, 90.0, 90.0)},
+                 "reps": None, "source": "micro.verify_ms.T0", "threads": 1, "context": 171}
     with pytest.raises(ValueError, match="no cost curve"):
         capstone_cost_curve({"machine": {}})

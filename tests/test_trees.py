@@ -226,27 +226,55 @@ def test_figures_build():
 
 
 def test_measured_pass_costs_reads_defensively(tmp_path):
+    """Never raises: a missing, malformed or incomplete file gives (None, reason). The file is
+    parsed by roofline.capstone_cost_curve (the one reader), so a bad entry is refused, not skipped."""
     import json
 
     from specdec_core.trees import measured_pass_costs
 
     cost, how = measured_pass_costs(tmp_path / "missing.json")
     assert cost is None and "no measured cost curve" in how
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"cost_curve": {"threads1": {"1": [5.0]}}, "layer_skip_alpha": {}}))
-    assert measured_pass_costs(bad)[0] is None                  # no 2-thread curve
+    for i, bad in enumerate(("{not json", json.dumps([1, 2]), json.dumps({"layer_skip_alpha": {}}),
+                             json.dumps({"cost_curve": {"threads2": {"2": [5.0]}}}),          # no T = 1
+                             json.dumps({"cost_curve": {"threads2": {"1": [5.0], "3": ["x"]}}}),
+                             json.dumps({"micro": {"verify_ms": {"T0": {"1": {"median": -1.0}}}}}))):
+        f = tmp_path / f"bad{i}.json"
+        f.write_text(bad)
+        cost, how = measured_pass_costs(f)
+        assert cost is None and how.startswith("no measured cost curve"), bad
     good = tmp_path / "good.json"
-    good.write_text(json.dumps({"cost_curve": {"threads2": {"1": [5.0, 6.0], "2": [7.0, 7.5], "3": ["x"]}},
+    good.write_text(json.dumps({"cost_curve": {"threads2": {"1": [5.0, 6.0], "2": [7.0, 7.5]}},
                                 "layer_skip_alpha": {},
                                 "machine": {"cpu": "cpu", "cores": 2, "date_utc": "d", "load_avg_start": [0.5]}}))
     cost, how = measured_pass_costs(good)
     assert cost == {1: (5.0, 5.5, 6.0), 2: (7.0, 7.25, 7.5)} and "2 repeats per size" in how
+    assert "2 BLAS threads," in how and "load average 0.5" in how
     micro = tmp_path / "micro.json"
     micro.write_text(json.dumps({"micro": {"reps": 5, "verify_ms": {"T0": {
-        "1": {"median": 40.0, "min": 39.0, "max": 45.0}, "2": {"median": "?"}}}},
+        "1": {"median": 40.0, "min": 39.0, "max": 45.0}, "2": {"median": 50.0}}}},
         "machine": {"cpu": "cpu", "cores": 2, "date_utc": "d", "blas_threads_used": 1}}))
     cost, how = measured_pass_costs(micro)
-    assert cost == {1: (39.0, 40.0, 45.0)} and "1 BLAS thread," in how and "5 repeats" in how
+    assert cost == {1: (39.0, 40.0, 45.0), 2: (50.0, 50.0, 50.0)}
+    assert "1 BLAS thread," in how and "5 repeats" in how
+
+
+def test_measured_pass_costs_has_one_reader(tmp_path, monkeypatch):
+    """trees reads the curve through roofline.capstone_cost_curve: break that reader and
+    measured_pass_costs reports the breakage instead of reading the file its own way."""
+    import json
+
+    from specdec_core import roofline
+    from specdec_core.trees import measured_pass_costs
+
+    f = tmp_path / "llm.json"
+    f.write_text(json.dumps({"cost_curve": {"threads2": {"1": [5.0, 6.0]}}}))
+    assert measured_pass_costs(f)[0] == {1: (5.0, 5.5, 6.0)}
+
+    def broken(results, key=None):
+        raise ValueError("reader replaced")
+
+    monkeypatch.setattr(roofline, "capstone_cost_curve", broken)
+    assert measured_pass_costs(f) == (None, "no measured cost curve (ValueError: reader replaced)")
 
 
 @st.composite
