@@ -1,7 +1,7 @@
 """specdec_core: the exact, tested library behind the specdec notebooks.
 
 p is the target distribution, q the draft (Leviathan et al., 2023). Pure layer only here:
-no widgets, no matplotlib (those live in ``specdec_core.widgets`` and ``specdec_core.plots``).
+no widgets, no matplotlib (those live in ``specdec_core.labs`` and ``specdec_core.plots``).
 """
 from .counts import expected_gain, expected_output_count, mean_output_count, output_count_distribution
 from .distributions import check_distribution, check_pair

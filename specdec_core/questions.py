@@ -193,14 +193,14 @@ TRANSFORM_QUESTION = Question(
 # ---------------------------------------------------------------- 09 · a real model
 
 MEASURE_QUESTION = Question(
-    prompt="On this 2-core CPU, prompt lookup drafts for free and almost every proposal is accepted on the "
-           "copy-heavy prompt. Why is the speedup still well below γ + 1?",
+    prompt="On this 2-core CPU, prompt lookup drafts almost for free and almost every proposal is accepted on the "
+           "copy-heavy prompt. Why is the speed-up still well below γ + 1?",
     options=("Because strict verification rejects most correct proposals",
              "Because scoring γ + 1 positions in one target call costs several single steps here",
              "Because the draft's proposals change the target's output distribution"),
     answer=1,
     explanation="With a free draft and every proposal accepted, a round emits γ + 1 tokens for one verification "
-                "call, so the speedup is at most (γ + 1) ÷ (cost of that call in single steps). On a small CPU the "
+                "call, so the speed-up is at most (γ + 1) ÷ (cost of that call in single steps). On a small CPU the "
                 "matrix products are not free for extra rows, so that cost grows with γ and caps the gain.",
 )
 

@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from ..questions import Question
+from ..questions import MEASURE_QUESTION  # noqa: F401  (re-exported: the old import path)
 
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                        "benchmarks", "results", "llm.json")
@@ -204,14 +204,3 @@ def memory_lines(res) -> list:
     return out
 
 
-MEASURE_QUESTION = Question(
-    prompt="On this 2-core CPU, prompt lookup drafts almost for free and almost every proposal is accepted on the "
-           "copy-heavy prompt. Why is the speed-up still well below γ + 1?",
-    options=("Because strict verification rejects most correct proposals",
-             "Because scoring γ + 1 positions in one target call costs several single steps here",
-             "Because the draft's proposals change the target's output distribution"),
-    answer=1,
-    explanation="With a free draft and every proposal accepted, a round emits γ + 1 tokens for one verification "
-                "call, so the speed-up is at most (γ + 1) ÷ (cost of that call in single steps). On a small CPU the "
-                "matrix products are not free for extra rows, so that cost grows with γ and caps the gain.",
-)
