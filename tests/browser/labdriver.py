@@ -59,15 +59,8 @@ def lab_settings() -> dict:
 # ------------------------------------------------------------------------------------ console
 
 #: Console messages that are not errors of the course. Each is matched against the message text;
-#: keep this list short and justify every entry.
+#: keep this list short, add only what was seen, and justify every entry.
 CONSOLE_ALLOWLIST: list[tuple[str, str]] = [
-    # Lab asks the server for its list of Lab extensions to install/enable; with the extension
-    # manager disabled offline this 404s/ fails and Lab logs it. No learner-visible effect.
-    (r"Failed to load resource: the server responded with a status of 404 .*(lab/api/|/api/translations|favicon)",
-     "Lab probing optional server endpoints (extension manager, translations, favicon)"),
-    # Chromium's generic line for a failed fetch of the above, without a URL.
-    (r"^Failed to load resource: the server responded with a status of 404 \(Not Found\)$",
-     "the same optional-endpoint probes, as Chromium reports them without a URL"),
     # Lab's debugger asks a new kernel for its debug state; the test shuts that kernel down (close
     # and reopen) before it answers, and Lab logs the cancelled request. Caused by the test's speed.
     (r"^Could not restore the debugger state: Canceled future for debug_request message",
