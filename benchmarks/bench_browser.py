@@ -19,6 +19,7 @@ and after (the machine is shared; numbers under load are what a learner on a bus
 Writes benchmarks/results/browser.json. Goal (issue 11): p95 ≤ 80 ms. Run:
 ``.venv/bin/python benchmarks/bench_browser.py [notebook-number ...]``.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,10 +40,18 @@ from labserver import start_lab_server  # noqa: E402
 
 EVENTS, WARMUP = 24, 3
 GOAL_P95_MS = 80.0
-SKIP = {"09"}   # its Run All loads the real model; its only lab is a quiz like every other
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
+SKIP = {"09"}  # its Run All loads the real model; its only lab is a quiz like every other
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 
 # Installed once per page: records the time of the last input event and, per lab root, the time
 # each readout / the figure last changed (figure: after its new image is decoded).
@@ -115,10 +124,13 @@ def pick_slider(spec, state):
 def measure_lab(page, index, spec, model) -> dict:
     page.evaluate("(i) => window.__rt.watch(i)", index)
     times, misses = [], 0
-    if "check" in spec.actions:        # a quiz: pick another option, click Check
+    if "check" in spec.actions:  # a quiz: pick another option, click Check
         opts = spec.controls["choice"].options
-        answer = next(i for i, (_, v) in enumerate(opts) if spec.texts(
-            {**model.state, "choice": v, "graded": v, "checks": 1})["feedback"].startswith("✓"))
+        answer = next(
+            i
+            for i, (_, v) in enumerate(opts)
+            if spec.texts({**model.state, "choice": v, "graded": v, "checks": 1})["feedback"].startswith("✓")
+        )
         wrong = (answer + 1) % len(opts)
         what = "right/wrong option + Check"
 
@@ -158,29 +170,32 @@ def measure_lab(page, index, spec, model) -> dict:
             res = page.evaluate(DONE, expected)
             if res is None:
                 page.wait_for_timeout(5)
-        if res is None and "figure" in expected:   # same PNG (nothing drawn changed): texts only
+        if res is None and "figure" in expected:  # same PNG (nothing drawn changed): texts only
             expected.remove("figure")
             res = page.evaluate(DONE, expected)
         if res is None:
             misses += 1
             continue
-        ld.wait_texts(page, index, after, f"benchmark event {n}")   # and it is the right text
+        ld.wait_texts(page, index, after, f"benchmark event {n}")  # and it is the right text
         if n >= WARMUP:
             times.append(res["total"])
         page.wait_for_timeout(30)
     times.sort()
     p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))] if times else None
-    return {"event": what, "n": len(times), "misses": misses,
-            "median_ms": round(statistics.median(times), 1) if times else None,
-            "p95_ms": round(p95, 1) if p95 is not None else None,
-            "max_ms": round(times[-1], 1) if times else None,
-            "meets_goal": p95 is not None and p95 <= GOAL_P95_MS}
+    return {
+        "event": what,
+        "n": len(times),
+        "misses": misses,
+        "median_ms": round(statistics.median(times), 1) if times else None,
+        "p95_ms": round(p95, 1) if p95 is not None else None,
+        "max_ms": round(times[-1], 1) if times else None,
+        "meets_goal": p95 is not None and p95 <= GOAL_P95_MS,
+    }
 
 
 def main(argv) -> int:
-    from playwright.sync_api import sync_playwright
-
     import test_browser_labs as test_labs  # the notebook table and the per-item specs of the browser tests
+    from playwright.sync_api import sync_playwright
 
     wanted = set(argv[1:])
     load_start = os.getloadavg()
@@ -190,8 +205,9 @@ def main(argv) -> int:
         lab = start_lab_server(Path(tmp))
         try:
             with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                             args=CHROMIUM_ARGS)
+                browser = pw.chromium.launch(
+                    executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
+                )
                 try:
                     for notebook in sorted(test_labs.TABLE):
                         number = notebook.split("-", 1)[0]
@@ -210,7 +226,7 @@ def main(argv) -> int:
                         seen = set()
                         for i, m in enumerate(ld.lab_models(page)):
                             if m["name"] in seen and m["name"] == "quiz":
-                                continue      # one quiz per notebook is enough
+                                continue  # one quiz per notebook is enough
                             seen.add(m["name"])
                             if m["name"] in test_labs.PER_ITEM:
                                 spec = test_labs.PER_ITEM[m["name"]](m["texts"])
@@ -221,8 +237,10 @@ def main(argv) -> int:
                             r.update(notebook=notebook, lab=m["name"])
                             print(json.dumps(r, ensure_ascii=False), flush=True)
                             results.append(r)
-                        page.evaluate("async () => { await window.jupyterapp.shell.currentWidget"
-                                      ".sessionContext.shutdown(); }")
+                        page.evaluate(
+                            "async () => { await window.jupyterapp.shell.currentWidget"
+                            ".sessionContext.shutdown(); }"
+                        )
                         ctx.close()
                 finally:
                     browser.close()
@@ -232,21 +250,28 @@ def main(argv) -> int:
     out = {
         "what": "browser round trip, input event → readouts and figure changed and painted (ms)",
         "goal_p95_ms": GOAL_P95_MS,
-        "events_per_lab": EVENTS, "warmup_events": WARMUP,
-        "machine": {"cpu": cpu_name(), "cores": os.cpu_count(),
-                    "platform": platform.platform(), "python": platform.python_version(),
-                    "browser": "Debian chromium, headless", "viewport": "1280x900"},
+        "events_per_lab": EVENTS,
+        "warmup_events": WARMUP,
+        "machine": {
+            "cpu": cpu_name(),
+            "cores": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "browser": "Debian chromium, headless",
+            "viewport": "1280x900",
+        },
         "load_avg_start": [round(x, 2) for x in load_start],
         "load_avg_end": [round(x, 2) for x in load_end],
         "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "seconds": round(time.monotonic() - started, 1),
         "labs": results,
     }
-    print(f"load average: start {out['load_avg_start']}, end {out['load_avg_end']} "
-          f"on {os.cpu_count()} cores")
+    print(f"load average: start {out['load_avg_start']}, end {out['load_avg_end']} on {os.cpu_count()} cores")
     for r in results:
-        print(f"{r['notebook'][:2]} {r['lab']:11s} median {r.get('median_ms')} ms, "
-              f"p95 {r.get('p95_ms')} ms over {r.get('n')} events ({r.get('event', r.get('skipped'))})")
+        print(
+            f"{r['notebook'][:2]} {r['lab']:11s} median {r.get('median_ms')} ms, "
+            f"p95 {r.get('p95_ms')} ms over {r.get('n')} events ({r.get('event', r.get('skipped'))})"
+        )
     if not wanted:
         path = ROOT / "benchmarks" / "results" / "browser.json"
         path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")

@@ -6,21 +6,29 @@
   temporary Jupyter folders and the project's Lab settings (lab/overrides.json, as `make lab`).
 - Teardown stops the server and every kernel it started: nothing is left behind.
 """
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
 import pytest
-
 from labdriver import REQUIRE, SCREENSHOTS
 from labserver import LabServer, api, start_lab_server
 
 HERE = Path(__file__).resolve().parent
 CHROMIUM = Path(os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -32,8 +40,10 @@ def pytest_collection_modifyitems(config, items):
 def _unavailable(reason: str):
     if REQUIRE:
         pytest.fail(f"SPECDEC_REQUIRE_BROWSER=1 but {reason}", pytrace=False)
-    pytest.skip(f"{reason} (install Debian's chromium: apt-get install chromium; "
-                "set SPECDEC_REQUIRE_BROWSER=1 to make this a failure)")
+    pytest.skip(
+        f"{reason} (install Debian's chromium: apt-get install chromium; "
+        "set SPECDEC_REQUIRE_BROWSER=1 to make this a failure)"
+    )
 
 
 @pytest.fixture(scope="session")

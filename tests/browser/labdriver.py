@@ -10,6 +10,7 @@ its minimum, maximum and one middle value, and after each event compares every r
 ``spec.texts(state)`` computed *here*, in the test process, for the state the event reached
 (:class:`LabModel` replays the lab's state machine: control values, then action ``fn``s).
 """
+
 from __future__ import annotations
 
 import html
@@ -63,8 +64,10 @@ def lab_settings() -> dict:
 CONSOLE_ALLOWLIST: list[tuple[str, str]] = [
     # Lab's debugger asks a new kernel for its debug state; the test shuts that kernel down (close
     # and reopen) before it answers, and Lab logs the cancelled request. Caused by the test's speed.
-    (r"^Could not restore the debugger state: Canceled future for debug_request message",
-     "the test closes a notebook while Lab's debugger still queries its kernel"),
+    (
+        r"^Could not restore the debugger state: Canceled future for debug_request message",
+        "the test closes a notebook while Lab's debugger still queries its kernel",
+    ),
 ]
 
 
@@ -214,7 +217,9 @@ def show_file_browser(page) -> None:
     page.evaluate("() => window.jupyterapp.shell.activateById('filebrowser')")
     page.wait_for_function(
         "() => { const n = document.querySelector('#filebrowser');"
-        " return !!n && n.getBoundingClientRect().width > 100; }", timeout=10_000)
+        " return !!n && n.getBoundingClientRect().width > 100; }",
+        timeout=10_000,
+    )
 
 
 def save(page) -> None:
@@ -244,24 +249,32 @@ def wait_outputs_settled(page, timeout_ms: int = 30_000) -> None:
     """Until no widget output says "Loading widget..." (the renderer's text while it waits)."""
     page.wait_for_function(
         "() => { const w = window.jupyterapp.shell.currentWidget;"
-        " return !w.node.innerText.includes('Loading widget...'); }", timeout=timeout_ms, polling=200)
+        " return !w.node.innerText.includes('Loading widget...'); }",
+        timeout=timeout_ms,
+        polling=200,
+    )
     page.wait_for_timeout(300)
 
 
 def restart_kernel(page) -> None:
     """Restart the notebook's kernel as Kernel ▸ Restart does (without its confirmation dialog)
     and wait until the new kernel is idle."""
-    page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext"
-                  ".session.kernel.restart(); }")
+    page.evaluate(
+        "async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart(); }"
+    )
     page.wait_for_function(
         "() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;"
-        " return k.connectionStatus === 'connected' && k.status === 'idle'; }", timeout=60_000)
+        " return k.connectionStatus === 'connected' && k.status === 'idle'; }",
+        timeout=60_000,
+    )
 
 
 def screenshot_notebook(page, path: Path) -> Path:
     """The whole notebook, legible: sidebars collapsed, the viewport as tall as the notebook."""
-    page.evaluate("() => { const s = window.jupyterapp.shell; s.collapseLeft && s.collapseLeft();"
-                  " s.collapseRight && s.collapseRight(); }")
+    page.evaluate(
+        "() => { const s = window.jupyterapp.shell; s.collapseLeft && s.collapseLeft();"
+        " s.collapseRight && s.collapseRight(); }"
+    )
     page.wait_for_timeout(300)
     size = page.viewport_size
     dims = page.evaluate(NOTEBOOK_SCROLLER)
@@ -435,15 +448,21 @@ def wait_texts(page, index: int, texts: dict, what: str, timeout_ms: int = UPDAT
             assert not bad, f"{what}: readouts not visible: {bad}"
             return
         page.wait_for_timeout(50)
-    diff = {k: (res["got"].get(k, {}).get("html"), v) for k, v in (res or {}).get("want", {}).items()
-            if res["got"].get(k, {}).get("html") != v}
+    diff = {
+        k: (res["got"].get(k, {}).get("html"), v)
+        for k, v in (res or {}).get("want", {}).items()
+        if res["got"].get(k, {}).get("html") != v
+    }
     extra = sorted(set((res or {}).get("got", {})) - set(expected))
-    pytest.fail(f"{what}: the readouts do not show texts(state) after {timeout_ms} ms.\n"
-                f"  (shown, expected) per key: {diff}\n  readouts not in texts(): {extra}",
-                pytrace=False)
+    pytest.fail(
+        f"{what}: the readouts do not show texts(state) after {timeout_ms} ms.\n"
+        f"  (shown, expected) per key: {diff}\n  readouts not in texts(): {extra}",
+        pytrace=False,
+    )
 
 
 # ------------------------------------------------------------------------------------ labs: Python side
+
 
 def _lab_modules():
     import specdec_core.labs as labs_pkg
@@ -538,6 +557,7 @@ class LabModel:
 
 # ------------------------------------------------------------------------------------ labs: driving
 
+
 def root(page, index: int):
     return live_roots(page).nth(index)
 
@@ -630,7 +650,8 @@ def press_action(page, index: int, key: str) -> None:
 def figure_state(page, index: int) -> dict:
     """The figure of live root `index`: present, its src (to see it change), natural and shown
     size, and whether the root is marked impossible."""
-    return page.evaluate("""(i) => {
+    return page.evaluate(
+        """(i) => {
       const r = document.querySelectorAll('.jp-NotebookPanel .specdec-lab')[i];
       const img = r.querySelector('.lab-figure');
       const out = {impossible: r.classList.contains('lab-impossible'), present: !!img};
@@ -641,7 +662,9 @@ def figure_state(page, index: int) -> dict:
                             opacity: getComputedStyle(img).opacity});
       }
       return out;
-    }""", index)
+    }""",
+        index,
+    )
 
 
 GREY_SHARE = """async (i) => {
@@ -733,7 +756,7 @@ class WalkReport:
     """What one notebook's walk did (printed by the tests, used by nobody else)."""
 
     notebook: str
-    labs: list = field(default_factory=list)            # names, in page order
+    labs: list = field(default_factory=list)  # names, in page order
     events: int = 0
     seconds: dict = field(default_factory=dict)
     allowed_console: list = field(default_factory=list)
@@ -744,26 +767,38 @@ def visible_count(page, selector: str) -> int:
     """How many elements match and are rendered (not display:none / visibility:hidden, checked
     through their ancestors too); cells scrolled out of view still count (Lab skips painting
     them with content-visibility, which is not hiding)."""
-    return page.evaluate("""(sel) => [...document.querySelectorAll(sel)]
-      .filter((el) => el.checkVisibility({visibilityProperty: true})).length""", selector)
+    return page.evaluate(
+        """(sel) => [...document.querySelectorAll(sel)]
+      .filter((el) => el.checkVisibility({visibilityProperty: true})).length""",
+        selector,
+    )
 
 
 def visible_count_in(page, index: int, selector: str) -> int:
-    return page.evaluate("""([i, sel]) => [...document.querySelectorAll('.jp-NotebookPanel .specdec-lab')[i]
+    return page.evaluate(
+        """([i, sel]) => [...document.querySelectorAll('.jp-NotebookPanel .specdec-lab')[i]
       .querySelectorAll(sel)].filter((el) => el.checkVisibility({visibilityProperty: true})).length""",
-                         [index, selector])
+        [index, selector],
+    )
 
 
 def saved_state_report(path: Path) -> str:
     """Which widget outputs of the saved notebook have their model in its saved widget state."""
     nb = json.loads(path.read_text())
-    state = nb["metadata"].get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    state = (
+        nb["metadata"]
+        .get("widgets", {})
+        .get("application/vnd.jupyter.widget-state+json", {})
+        .get("state", {})
+    )
     lines = [f"saved file: {len(state)} models in metadata.widgets"]
     for i, cell in enumerate(nb["cells"]):
         for out in cell.get("outputs", []):
             d = out.get("data", {}).get("application/vnd.jupyter.widget-view+json")
             if d:
-                lines.append(f"  cell {i}: {d['model_id']} {'in' if d['model_id'] in state else 'NOT in'} the saved state")
+                lines.append(
+                    f"  cell {i}: {d['model_id']} {'in' if d['model_id'] in state else 'NOT in'} the saved state"
+                )
     return "\n".join(lines)
 
 
@@ -779,14 +814,16 @@ def check_static_copies(page, names, where: str, fallback_ok: bool = True) -> No
     for name in set(names):
         deadline = time.monotonic() + 10
         while True:  # Lab attaches the outputs of far-down cells a moment after the first ones
-            shown = (visible_count(page, f".jp-NotebookPanel .lab-static-{name}")
-                     + visible_count(page, f".jp-NotebookPanel .specdec-lab.lab-{name}"))
+            shown = visible_count(page, f".jp-NotebookPanel .lab-static-{name}") + visible_count(
+                page, f".jp-NotebookPanel .specdec-lab.lab-{name}"
+            )
             friendly = page.get_by_text(f"Interactive lab {name}").count()
             if shown or (fallback_ok and friendly) or time.monotonic() > deadline:
                 break
             page.wait_for_timeout(200)
-        assert shown or (fallback_ok and friendly), \
+        assert shown or (fallback_ok and friendly), (
             f"{where}: lab {name!r}: no live lab, no visible static copy, no friendly fallback"
+        )
 
 
 def check_layout(page, where: str, index: int | None = None) -> None:
@@ -799,7 +836,6 @@ def drive_lab(page, index: int, spec, hooks: dict, report: WalkReport, where: st
     checking after each event that the readouts show ``texts(state)``, the figure is never stale
     (impossible state: greyed frame, class ``lab-impossible``) and nothing overflows."""
     info = lab_models(page)[index]
-    name = info["name"]
     model = LabModel(spec, info["controls"])
     missing = sorted(set(spec.controls) - set(info["controls"]))
     assert not missing, f"{where}: controls {missing} of the spec are not in the page"
@@ -817,9 +853,10 @@ def drive_lab(page, index: int, spec, hooks: dict, report: WalkReport, where: st
         for label, target in control_targets(spec, key, info["controls"][key]):
             shown = visible_count_in(page, index, f".lab-control-{key}") > 0
             expect_shown = key in visible_controls(spec, model.state)
-            assert shown == expect_shown, \
+            assert shown == expect_shown, (
                 f"{where}: control {key} shown={shown}, but spec.hidden(state) says {not expect_shown}"
-            if not shown:   # hidden for this state: nothing to click
+            )
+            if not shown:  # hidden for this state: nothing to click
                 continue
             what = f"{where}: {key} → {label} ({target!r})"
             set_control(page, index, spec, key, target)
@@ -831,8 +868,9 @@ def drive_lab(page, index: int, spec, hooks: dict, report: WalkReport, where: st
                 check_layout(page, what, index)
     if spec.problem is not None:
         reached = reach_impossible(page, index, model, report, where)
-        assert reached or not hooks.get("require_impossible"), \
+        assert reached or not hooks.get("require_impossible"), (
             f"{where}: no impossible state found from the controls' ends (the lab must show one)"
+        )
     for key in spec.actions:
         if key in (hooks.get("skip_actions") or ()):
             continue
@@ -903,8 +941,9 @@ def reach_impossible(page, index: int, model: LabModel, report, where: str) -> b
         if share is not None and share > 0.8:
             break
         page.wait_for_timeout(100)
-    assert share is not None and share > 0.8, \
+    assert share is not None and share > 0.8, (
         f"{what}: the figure is not the greyed frame ({share} of its pixels are #eeeeee)"
+    )
     root(page, index).screenshot(path=str(SCREENSHOTS / f"impossible-{model.spec.name}.png"))
     for key in reversed(list(changes)):  # back, in reverse order (hidden controls reappear)
         c = spec.controls[key]
@@ -928,16 +967,27 @@ def _check_figure(page, index: int, model: LabModel, what: str) -> None:
         page.wait_for_timeout(50)
         fig = figure_state(page, index)
     assert fig["present"], f"{what}: no .lab-figure"
-    assert fig["impossible"] == impossible, \
+    assert fig["impossible"] == impossible, (
         f"{what}: lab-impossible is {fig['impossible']}, problem(state) says {model.problem()!r}"
+    )
     if fig["shown"][0] and fig["natural"][0]:  # shown 1:1 (crisp), or scaled down to fit
         assert fig["shown"][0] <= fig["natural"][0] + 1, f"{what}: figure upscaled {fig}"
 
 
-def walk_notebook(page, lab, relpath: str, expected: list[str], *, workspace: str,
-                  console: Console, hooks: dict | None = None, specs: dict | None = None,
-                  per_item: dict | None = None, run: list[int] | None = None,
-                  shots: Path | None = None) -> WalkReport:
+def walk_notebook(
+    page,
+    lab,
+    relpath: str,
+    expected: list[str],
+    *,
+    workspace: str,
+    console: Console,
+    hooks: dict | None = None,
+    specs: dict | None = None,
+    per_item: dict | None = None,
+    run: list[int] | None = None,
+    shots: Path | None = None,
+) -> WalkReport:
     """The whole learner walk of one notebook (see tests/browser/test_browser_labs.py)."""
     hooks = hooks or {}
     report = WalkReport(relpath)
@@ -962,8 +1012,9 @@ def walk_notebook(page, lab, relpath: str, expected: list[str], *, workspace: st
     models = lab_models(page)
     report.labs = names
     assert [m["name"] for m in models] == names, f"DOM roots {names} vs widget models {models}"
-    assert sorted(set(expected) - set(names)) == [], \
+    assert sorted(set(expected) - set(names)) == [], (
         f"{relpath}: labs {sorted(set(expected) - set(names))} expected but not shown (shown: {names})"
+    )
     # The static copy of a live lab hides itself.
     for name in set(names):
         visible = visible_count(page, f".jp-NotebookPanel .lab-static-{name}")
@@ -996,8 +1047,10 @@ def walk_notebook(page, lab, relpath: str, expected: list[str], *, workspace: st
         try:
             note.wait_for(state="visible", timeout=10_000)
         except Exception:
-            pytest.fail(f"{relpath} lab {name} #{i}: no visible .lab-restart-note after a kernel "
-                        "restart", pytrace=False)
+            pytest.fail(
+                f"{relpath} lab {name} #{i}: no visible .lab-restart-note after a kernel restart",
+                pytrace=False,
+            )
     if shots is not None and names:
         root(page, 0).scroll_into_view_if_needed()
         root(page, 0).screenshot(path=str(shots / f"{Path(relpath).stem}--restarted.png"))

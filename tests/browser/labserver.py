@@ -10,6 +10,7 @@
   group, then kills any kernel still running on a connection file of this server: nothing is
   left behind.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,7 +35,7 @@ SERVER_START_TIMEOUT = 60.0
 class LabServer:
     base: str
     token: str
-    root: Path          # the server's root_dir: holds notebooks/ (a copy)
+    root: Path  # the server's root_dir: holds notebooks/ (a copy)
     runtime: Path
     log: Path
     stop: object = None  # idempotent: stops the server and its kernels
@@ -59,15 +60,18 @@ def _wait_for_port(port: int, proc: subprocess.Popen, log: Path, timeout: float)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"jupyter lab exited with {proc.returncode}:\n"
-                               + log.read_text(errors="replace")[-4000:])
+            raise RuntimeError(
+                f"jupyter lab exited with {proc.returncode}:\n" + log.read_text(errors="replace")[-4000:]
+            )
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.2)
-    raise RuntimeError(f"jupyter lab did not listen on port {port} within {timeout:.0f} s:\n"
-                       + log.read_text(errors="replace")[-4000:])
+    raise RuntimeError(
+        f"jupyter lab did not listen on port {port} within {timeout:.0f} s:\n"
+        + log.read_text(errors="replace")[-4000:]
+    )
 
 
 def _pids_using(path: Path) -> list[int]:
@@ -85,8 +89,9 @@ def _pids_using(path: Path) -> list[int]:
 
 def _stop_server(proc: subprocess.Popen, lab: LabServer) -> None:
     try:  # graceful: the server shuts its kernels down, then exits
-        req = urllib.request.Request(f"{lab.base}/api/shutdown", method="POST",
-                                     headers={"Authorization": f"token {lab.token}"})
+        req = urllib.request.Request(
+            f"{lab.base}/api/shutdown", method="POST", headers={"Authorization": f"token {lab.token}"}
+        )
         urllib.request.urlopen(req, timeout=5).close()
         proc.wait(timeout=15)
     except Exception:
@@ -114,32 +119,68 @@ def start_lab_server(tmp: Path) -> "LabServer":
     """A running server on a copy of the notebooks under ``tmp`` (call ``.stop()`` when done)."""
     root = tmp / "root"
     if NOTEBOOKS_SRC.is_dir():
-        shutil.copytree(NOTEBOOKS_SRC, root / "notebooks",
-                        ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        shutil.copytree(
+            NOTEBOOKS_SRC, root / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints")
+        )
     else:
         (root / "notebooks").mkdir(parents=True)
-    dirs = {name: tmp / name for name in ("config", "runtime", "ipython", "mpl", "user-settings",
-                                          "workspaces", "app-settings", "data")}
+    dirs = {
+        name: tmp / name
+        for name in (
+            "config",
+            "runtime",
+            "ipython",
+            "mpl",
+            "user-settings",
+            "workspaces",
+            "app-settings",
+            "data",
+        )
+    }
     for d in dirs.values():
         d.mkdir()
     # The project's Lab settings (lab/overrides.json: what `make lab` and Binder install, e.g. the
     # widgets' saveState) plus the test-only keys of tests/browser/overrides.json.
     (dirs["app-settings"] / "overrides.json").write_text(json.dumps(lab_settings(), indent=1))
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(dirs["config"]),
-               JUPYTER_RUNTIME_DIR=str(dirs["runtime"]), JUPYTER_DATA_DIR=str(dirs["data"]), IPYTHONDIR=str(dirs["ipython"]),
-               MPLCONFIGDIR=str(dirs["mpl"]), JUPYTERLAB_SETTINGS_DIR=str(dirs["user-settings"]),
-               JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]), PYTHONDONTWRITEBYTECODE="1")
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(dirs["config"]),
+        JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
+        JUPYTER_DATA_DIR=str(dirs["data"]),
+        IPYTHONDIR=str(dirs["ipython"]),
+        MPLCONFIGDIR=str(dirs["mpl"]),
+        JUPYTERLAB_SETTINGS_DIR=str(dirs["user-settings"]),
+        JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]),
+        PYTHONDONTWRITEBYTECODE="1",
+    )
     env.pop("SPECDEC_REQUIRE_BROWSER", None)
     port, token = _free_port(), secrets.token_hex(16)
     log = tmp / "jupyter-lab.log"
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-           "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", "--allow-root",
-           f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
-           f"--LabApp.app_settings_dir={dirs['app-settings']}",
-           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        "--allow-root",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",
+        f"--LabApp.app_settings_dir={dirs['app-settings']}",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
     with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=root,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     lab = LabServer(f"http://127.0.0.1:{port}", token, root, dirs["runtime"], log)
     stopped = []
 
@@ -158,8 +199,9 @@ def start_lab_server(tmp: Path) -> "LabServer":
 
 
 def api(lab: LabServer, method: str, path: str):
-    req = urllib.request.Request(f"{lab.base}{path}", method=method,
-                                 headers={"Authorization": f"token {lab.token}"})
+    req = urllib.request.Request(
+        f"{lab.base}{path}", method=method, headers={"Authorization": f"token {lab.token}"}
+    )
     with urllib.request.urlopen(req, timeout=10) as resp:
         body = resp.read()
     return json.loads(body) if body else None

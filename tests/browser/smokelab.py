@@ -3,10 +3,19 @@ an action, and an impossible state: the browser harness is tested on it independ
 course notebooks (``test_lab_smoke.py``). Imported both by the kernel (from the smoke notebook)
 and by the test, so the texts the browser shows are compared with ``texts(state)`` computed here.
 """
+
 from __future__ import annotations
 
-from specdec_core.labs.base import (Action, LabSpec, checkbox, dropdown, float_slider, int_slider,
-                                    radio, toggle)
+from specdec_core.labs.base import (
+    Action,
+    LabSpec,
+    checkbox,
+    dropdown,
+    float_slider,
+    int_slider,
+    radio,
+    toggle,
+)
 from specdec_core.plots.frames import lab_figure
 
 DEFAULTS = {"n": 3, "x": 0.5, "mode": "a", "shape": "wide", "pick": None, "flag": False, "clicks": 0}
@@ -37,11 +46,14 @@ def problem(state):
 SPEC = LabSpec(
     name="smoke",
     defaults=DEFAULTS,
-    controls={"n": int_slider("n", 0, 8), "x": float_slider("x", 0.0, 1.0, 0.05),
-              "mode": dropdown("mode", ["a", "b", "c"]),
-              "shape": toggle("shape", [("wide", "wide"), ("tall", "tall"), ("round", "round")]),
-              "pick": radio("pick", ["p", "q", "r"]),
-              "flag": checkbox("flag")},
+    controls={
+        "n": int_slider("n", 0, 8),
+        "x": float_slider("x", 0.0, 1.0, 0.05),
+        "mode": dropdown("mode", ["a", "b", "c"]),
+        "shape": toggle("shape", [("wide", "wide"), ("tall", "tall"), ("round", "round")]),
+        "pick": radio("pick", ["p", "q", "r"]),
+        "flag": checkbox("flag"),
+    },
     texts=texts,
     draw=draw,
     problem=problem,

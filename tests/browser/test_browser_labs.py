@@ -23,6 +23,7 @@ The table of notebooks and labs is discovered from the stored notebooks (their s
 ``lab-static-<name>`` classes), united with the minimum the course promises (``PROMISED``), so a
 new notebook or lab is picked up and a lab that disappears is a failure.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,9 +31,17 @@ import re
 from pathlib import Path
 
 import pytest
-
-from labdriver import (NOTEBOOKS_SRC, Console, find_specs, lab_models, press_action, root,
-                       unavailable, wait_texts, walk_notebook)
+from labdriver import (
+    NOTEBOOKS_SRC,
+    Console,
+    find_specs,
+    lab_models,
+    press_action,
+    root,
+    unavailable,
+    wait_texts,
+    walk_notebook,
+)
 
 #: What the course promises, by notebook number (not file name: renames keep the promise). A
 #: notebook missing here but holding labs is still tested (discovered); numbering may have gaps.
@@ -89,14 +98,16 @@ def run_indices(path: Path) -> list[int]:
             continue
         src = "".join(cell["source"])
         lines = [ln for ln in src.splitlines() if ln.strip() and not ln.strip().startswith("#")]
-        imports = lines and all(re.match(r"\s*(import |from \S+ import |\)|[\w, ]+,?\)?$)", ln)
-                                for ln in lines)
+        imports = lines and all(
+            re.match(r"\s*(import |from \S+ import |\)|[\w, ]+,?\)?$)", ln) for ln in lines
+        )
         if imports or re.search(r"\bshow_\w+\(", src):
             picked.append(i)
     return picked
 
 
 # --- lab-specific steps (everything else is generic) -------------------------------------------
+
 
 def quiz_spec_for(texts: dict):
     """The quiz lab of the question whose prompt the page shows (questions have one home)."""
@@ -108,8 +119,11 @@ def quiz_spec_for(texts: dict):
     for q in vars(questions).values():
         if isinstance(q, questions.Question) and str(quiz_texts(q, DEFAULTS)["prompt"]) == shown:
             return quiz_spec(q)
-    pytest.fail(f"the quiz prompt {shown!r} is not a question of specdec_core.questions "
-                "(every quiz question lives there)", pytrace=False)
+    pytest.fail(
+        f"the quiz prompt {shown!r} is not a question of specdec_core.questions "
+        "(every quiz question lives there)",
+        pytrace=False,
+    )
     return Html  # unreachable
 
 
@@ -129,8 +143,11 @@ def quiz_after(page, index, model, where):
     from labdriver import set_control, wait_control
 
     spec = model.spec
-    answer = next(i for i, (_, v) in enumerate(spec.controls["choice"].options)
-                  if spec.texts({**model.state, "choice": v, "graded": v, "checks": 1})["feedback"].startswith("✓"))
+    answer = next(
+        i
+        for i, (_, v) in enumerate(spec.controls["choice"].options)
+        if spec.texts({**model.state, "choice": v, "graded": v, "checks": 1})["feedback"].startswith("✓")
+    )
     wrong = (answer + 1) % len(spec.controls["choice"].options)
     for pick, mark in ((wrong, "✗"), (answer, "✓")):
         set_control(page, index, spec, "choice", pick)
@@ -157,8 +174,9 @@ def stepper_after(page, index, model, where):
     assert model.state["step"] == last and model.texts()["cue"]
     cue = root(page, index).locator(".lab-text-cue")
     assert cue.is_visible() and cue.inner_text().strip(), f"{where}: no visible end-of-replay cue"
-    root(page, index).screenshot(path=str(Path(__file__).resolve().parents[2] / "build" /
-                                         "screenshots" / "03-stepper-at-the-end.png"))
+    root(page, index).screenshot(
+        path=str(Path(__file__).resolve().parents[2] / "build" / "screenshots" / "03-stepper-at-the-end.png")
+    )
 
 
 def transforms_start(page, index, model, where):
@@ -190,7 +208,17 @@ def test_every_lab_of_the_notebook(notebook, specs, lab, page, screenshots_dir):
     number = notebook.split("-", 1)[0]
     run = run_indices(path) if number in PARTIAL_RUN else None
     resolved = dict(specs)
-    report = walk_notebook(page, lab, f"notebooks/{notebook}", TABLE[notebook],
-                           workspace=path.stem, console=console, hooks=HOOKS, specs=resolved,
-                           per_item=PER_ITEM, run=run, shots=screenshots_dir)
+    report = walk_notebook(
+        page,
+        lab,
+        f"notebooks/{notebook}",
+        TABLE[notebook],
+        workspace=path.stem,
+        console=console,
+        hooks=HOOKS,
+        specs=resolved,
+        per_item=PER_ITEM,
+        run=run,
+        shots=screenshots_dir,
+    )
     print(report)

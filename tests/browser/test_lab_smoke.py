@@ -5,15 +5,15 @@ it — first open, Run All, every control to both ends and a middle value with t
 against ``texts(state)`` computed in this process, layout at 1280 px with the file browser open,
 kernel restart note, save → close → reopen. Then a deliberately wrong expectation must fail, so
 the checks can fail."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import nbformat
 import pytest
-
 import smokelab
-from labdriver import Console, walk_notebook, wait_texts
+from labdriver import Console, wait_texts, walk_notebook
 
 HERE = Path(__file__).resolve().parent
 CELLS = [
@@ -39,8 +39,16 @@ def _write_notebook(lab) -> str:
 def test_walk_a_lab_built_on_the_protocol(lab, page, screenshots_dir):
     console = Console().attach(page)
     relpath = _write_notebook(lab)
-    report = walk_notebook(page, lab, relpath, ["smoke"], workspace="smoke", console=console,
-                           specs={"smoke": smokelab.SPEC}, shots=screenshots_dir)
+    report = walk_notebook(
+        page,
+        lab,
+        relpath,
+        ["smoke"],
+        workspace="smoke",
+        console=console,
+        specs={"smoke": smokelab.SPEC},
+        shots=screenshots_dir,
+    )
     assert report.labs == ["smoke"]
     assert report.events >= 3 * len(smokelab.SPEC.controls)
     print(report)
@@ -51,13 +59,17 @@ def test_walk_a_lab_built_on_the_protocol(lab, page, screenshots_dir):
         wait_texts(page, 0, wrong, "deliberately wrong", timeout_ms=1_000)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "load-dependent in ipywidgets 8.1.9 (jupyterlab-manager 5.0.16): a reopened notebook's widgets "
-    "are restored twice at once, kernel-only when the new kernel connects and kernel+notebook from "
-    "the manager's constructor; the first to finish marks the manager restored and re-renders the "
-    "outputs, and get_model() waits only 2 s for a model (both read in its bundled source). On a "
-    "busy machine the notebook's saved state is not loaded in time: 'model not found' although the "
-    "saved file holds every model (seen on 04 and 01 at load average ≈ 10 on 2 cores)"))
+@pytest.mark.xfail(
+    strict=False,
+    reason=(
+        "load-dependent in ipywidgets 8.1.9 (jupyterlab-manager 5.0.16): a reopened notebook's widgets "
+        "are restored twice at once, kernel-only when the new kernel connects and kernel+notebook from "
+        "the manager's constructor; the first to finish marks the manager restored and re-renders the "
+        "outputs, and get_model() waits only 2 s for a model (both read in its bundled source). On a "
+        "busy machine the notebook's saved state is not loaded in time: 'model not found' although the "
+        "saved file holds every model (seen on 04 and 01 at load average ≈ 10 on 2 cores)"
+    ),
+)
 def test_reopen_in_the_same_page(lab, page):
     """Run, save, close the tab and reopen the file in the same Lab page: no widget error."""
     from labdriver import check_no_forbidden_text, close_reopen, open_notebook, run_all, save
