@@ -7,7 +7,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.specdec-installed
 
-.PHONY: lab test bench site clean
+.PHONY: lab test lint bench site clean
 
 $(STAMP): pyproject.toml tools/pins.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,7 +29,12 @@ lab: $(STAMP)
 	mkdir -p $(VENV)/share/jupyter/lab/settings && cp lab/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	$(VENV)/bin/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS) notebooks/00-start-here.ipynb
 
-test: $(STAMP) $(BOOK_STAMP)
+# ruff (configured in pyproject.toml): lint and formatting; `make test` runs it first.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: $(STAMP) $(BOOK_STAMP) lint
 	$(PY) -m pytest
 
 # The notebooks as a static book in build/site/ (stored outputs, nothing executed; offline).

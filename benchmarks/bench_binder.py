@@ -9,6 +9,7 @@ pip's download cache is used as on any machine that installed these pins before 
 build downloads them, so its wall time is longer by the download); nothing else is kept between
 repeats. Binder also builds and pushes a container image, which this machine cannot do.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,11 +48,13 @@ def one_run() -> dict:
         lab = binder_rehearsal.start_lab(r)
         lab.stop()
         sizes = r.sizes()
-        return {"seconds": {k: round(v, 1) for k, v in r.seconds.items()},
-                "seconds_env_total": round(sum(v for k, v in r.seconds.items()
-                                               if k != "lab_listening"), 1),
-                **sizes, "load_avg_before": [round(x, 2) for x in load_before],
-                "load_avg_after": [round(x, 2) for x in os.getloadavg()]}
+        return {
+            "seconds": {k: round(v, 1) for k, v in r.seconds.items()},
+            "seconds_env_total": round(sum(v for k, v in r.seconds.items() if k != "lab_listening"), 1),
+            **sizes,
+            "load_avg_before": [round(x, 2) for x in load_before],
+            "load_avg_after": [round(x, 2) for x in os.getloadavg()],
+        }
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -64,9 +67,13 @@ def main(argv=None) -> int:
     totals = [r["seconds_env_total"] for r in runs]
     result = {
         "what": "fresh venv from binder/requirements.txt + ./binder/postBuild + JupyterLab listening",
-        "machine": {"cpu": cpu_name(), "cores": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform(),
-                    "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")},
+        "machine": {
+            "cpu": cpu_name(),
+            "cores": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        },
         "pip_download_cache": "warm (pip's own cache only)",
         "runs": runs,
         "env_install_seconds_median": statistics.median(totals),
@@ -75,11 +82,13 @@ def main(argv=None) -> int:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     for r in runs:
-        print(f"[measured] Binder rehearsal on {result['machine']['cores']} cores "
-              f"(load {r['load_avg_before'][0]:.1f} → {r['load_avg_after'][0]:.1f}): "
-              f"venv {r['seconds']['venv']} s, pip install {r['seconds']['pip_install']} s, "
-              f"postBuild {r['seconds']['postBuild']} s, Lab listening {r['seconds']['lab_listening']} s; "
-              f"env {r['env_bytes'] / 1e6:.0f} MB, {r['distributions']} distributions")
+        print(
+            f"[measured] Binder rehearsal on {result['machine']['cores']} cores "
+            f"(load {r['load_avg_before'][0]:.1f} → {r['load_avg_after'][0]:.1f}): "
+            f"venv {r['seconds']['venv']} s, pip install {r['seconds']['pip_install']} s, "
+            f"postBuild {r['seconds']['postBuild']} s, Lab listening {r['seconds']['lab_listening']} s; "
+            f"env {r['env_bytes'] / 1e6:.0f} MB, {r['distributions']} distributions"
+        )
     print(f"wrote {OUT.relative_to(ROOT)}")
     return 0
 

@@ -17,6 +17,7 @@ threads (threadpoolctl), the load average before and after, and the date.
   matrix of SmolLM2-135M, 3.5 MB, cache-resident) and 576 × 49152 (its output head, 113 MB,
   streamed from memory), M = 1…64, 1 and 2 BLAS threads. Rate = 2·M·576·N ÷ time.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,7 +37,7 @@ OUT = os.path.join(ROOT, "benchmarks", "results", "hardware.json")
 
 M_VALUES = list(range(1, 17)) + [20, 24, 32, 48, 64]
 SHAPES = {"576x1536": (576, 1536), "576x49152": (576, 49152)}
-INNER = {"576x1536": 10, "576x49152": 1}     # products per timing
+INNER = {"576x1536": 10, "576x49152": 1}  # products per timing
 
 
 def machine():
@@ -50,10 +51,16 @@ def machine():
     except OSError:
         pass
     blas = [(i.get("internal_api"), i.get("num_threads")) for i in threadpool_info()]
-    return {"cpu": cpu, "cores": os.cpu_count(), "blas": blas, "numpy": np.__version__,
-            "python": platform.python_version(), "platform": platform.platform(),
-            "date_utc": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "load_avg_start": list(os.getloadavg())}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "blas": blas,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "date_utc": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "load_avg_start": list(os.getloadavg()),
+    }
 
 
 def _run_threads(fn, n):
@@ -86,7 +93,7 @@ def bandwidth(mib, reps, threads):
 
     out = {}
     for name, fn, arrays_stream, arrays_true in (("copy", copy, 2, 2), ("triad", triad, 3, 5)):
-        ts = [_run_threads(fn, threads) for _ in range(reps + 1)][1:]   # first: warm-up
+        ts = [_run_threads(fn, threads) for _ in range(reps + 1)][1:]  # first: warm-up
         best, med = min(ts), float(np.median(ts))
         out[f"{name}_GBps"] = arrays_true * n * 8 / best / 1e9
         out[f"{name}_GBps_median"] = arrays_true * n * 8 / med / 1e9
@@ -116,9 +123,13 @@ def matmul_curve(shape, Ms, reps, rng, inner):
                 ts[M].append(dt)
     ms = {M: (1e3 * min(v), 1e3 * float(np.median(v))) for M, v in ts.items()}
     gflops = {M: 2 * M * k * n / (ms[M][0] / 1e3) / 1e9 for M in Ms}
-    return {"ms_min_median": {str(M): list(v) for M, v in ms.items()},
-            "gflops": {str(M): g for M, g in gflops.items()},
-            "weight_MB": k * n * 4 / 1e6, "inner": inner, "reps": reps}
+    return {
+        "ms_min_median": {str(M): list(v) for M, v in ms.items()},
+        "gflops": {str(M): g for M, g in gflops.items()},
+        "weight_MB": k * n * 4 / 1e6,
+        "inner": inner,
+        "reps": reps,
+    }
 
 
 def main(argv=None):
@@ -130,27 +141,42 @@ def main(argv=None):
     quick = args.quick
     mib = 64 if quick else args.mib
     t0 = time.perf_counter()
-    res = {"machine": machine(), "quick": quick, "bandwidth": {}, "matmul": {},
-           "settings": {"M": M_VALUES, "shapes": list(SHAPES)}}
+    res = {
+        "machine": machine(),
+        "quick": quick,
+        "bandwidth": {},
+        "matmul": {},
+        "settings": {"M": M_VALUES, "shapes": list(SHAPES)},
+    }
     for threads in (1, 2):
         res["bandwidth"][f"threads{threads}"] = bandwidth(mib, 2 if quick else 5, threads)
-        print(f"bandwidth, {threads} thread(s): "
-              f"copy {res['bandwidth'][f'threads{threads}']['copy_GBps']:.1f} GB/s", flush=True)
+        print(
+            f"bandwidth, {threads} thread(s): "
+            f"copy {res['bandwidth'][f'threads{threads}']['copy_GBps']:.1f} GB/s",
+            flush=True,
+        )
     rng = np.random.default_rng(0)
     Ms = [1, 2, 4, 8, 16, 64] if quick else M_VALUES
     for threads in (2, 1):
         with threadpool_limits(threads):
             res["matmul"][f"threads{threads}"] = {
-                name: matmul_curve(shape, Ms, 2 if quick else 5, rng, INNER[name]) for name, shape in SHAPES.items()}
+                name: matmul_curve(shape, Ms, 2 if quick else 5, rng, INNER[name])
+                for name, shape in SHAPES.items()
+            }
         head = res["matmul"][f"threads{threads}"]["576x49152"]["gflops"]
-        print(f"matmul 576x49152, {threads} thread(s): M=1 {head['1']:.1f}, M=64 {head['64']:.1f} GFLOP/s",
-              flush=True)
+        print(
+            f"matmul 576x49152, {threads} thread(s): M=1 {head['1']:.1f}, M=64 {head['64']:.1f} GFLOP/s",
+            flush=True,
+        )
     res["machine"]["load_avg_end"] = list(os.getloadavg())
     res["seconds"] = time.perf_counter() - t0
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     text = json.dumps(res, indent=1)
-    text = re.sub(r"\[\s+([-+\d.eE,\s]+?)\s+\]",
-                  lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]", text)
+    text = re.sub(
+        r"\[\s+([-+\d.eE,\s]+?)\s+\]",
+        lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]",
+        text,
+    )
     with open(args.out, "w") as f:
         f.write(text + "\n")
     print(f"wrote {args.out} in {res['seconds']:.1f} s", flush=True)

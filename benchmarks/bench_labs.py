@@ -10,6 +10,7 @@ another option, a button is pressed. Five warm-up updates are not counted. Wall 
 reported with the load average before and after, because on a shared machine wall time follows
 the load. Goal (issue 11): p95 ≤ 30 ms per lab. Not a test: timings vary with machine load.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,7 +41,7 @@ def all_labs() -> dict:
     for name in sorted(labs.__all__):
         obj = getattr(labs, name)
         if isinstance(obj, LabSpec):
-            out[obj.name] = (lambda spec=obj: Lab(spec))
+            out[obj.name] = lambda spec=obj: Lab(spec)
     out["stepper"] = labs.stepper_lab
     out["quiz"] = lambda: labs.quiz_lab(TRUTH_QUESTION)
     return out
@@ -85,8 +86,13 @@ def bench(factory, n_updates: int, rng) -> dict:
     def p95(xs):
         return float(np.percentile(xs, 95))
 
-    return {"updates": len(wall), "wall_median_ms": statistics.median(wall), "wall_p95_ms": p95(wall),
-            "cpu_median_ms": statistics.median(cpu), "cpu_p95_ms": p95(cpu)}
+    return {
+        "updates": len(wall),
+        "wall_median_ms": statistics.median(wall),
+        "wall_p95_ms": p95(wall),
+        "cpu_median_ms": statistics.median(cpu),
+        "cpu_p95_ms": p95(cpu),
+    }
 
 
 def cpu_model() -> str:
@@ -116,17 +122,27 @@ def main():
         if "error" in r:
             print(f"[error]    {name:<11} {r['error']} after {r['move']} at {r['state']}", flush=True)
             continue
-        print(f"[measured] {name:<11} wall median {r['wall_median_ms']:6.1f} ms  p95 {r['wall_p95_ms']:6.1f} ms"
-              f" · CPU median {r['cpu_median_ms']:5.1f} ms  p95 {r['cpu_p95_ms']:5.1f} ms"
-              f"  ({r['updates']} updates)", flush=True)
+        print(
+            f"[measured] {name:<11} wall median {r['wall_median_ms']:6.1f} ms  p95 {r['wall_p95_ms']:6.1f} ms"
+            f" · CPU median {r['cpu_median_ms']:5.1f} ms  p95 {r['cpu_p95_ms']:5.1f} ms"
+            f"  ({r['updates']} updates)",
+            flush=True,
+        )
     load_after = os.getloadavg()
-    meta = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "machine": f"{cpu_model()}, {os.cpu_count()} cores", "python": platform.python_version(),
-            "threads": 1, "load_average_before": [round(x, 2) for x in load_before],
-            "load_average_after": [round(x, 2) for x in load_after], "goal_p95_ms": GOAL_P95_MS,
-            "how": "lab.set(one control) per update, seeded moves; perf_counter and process_time"}
-    print(f"[measured] load average (1, 5, 15 min) before {meta['load_average_before']}, after "
-          f"{meta['load_average_after']}; {meta['machine']}; {meta['date']}")
+    meta = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "machine": f"{cpu_model()}, {os.cpu_count()} cores",
+        "python": platform.python_version(),
+        "threads": 1,
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in load_after],
+        "goal_p95_ms": GOAL_P95_MS,
+        "how": "lab.set(one control) per update, seeded moves; perf_counter and process_time",
+    }
+    print(
+        f"[measured] load average (1, 5, 15 min) before {meta['load_average_before']}, after "
+        f"{meta['load_average_after']}; {meta['machine']}; {meta['date']}"
+    )
     slow = [n for n, r in rows.items() if "error" in r or r["cpu_p95_ms"] > GOAL_P95_MS]
     print(f"CPU p95 above the {GOAL_P95_MS:.0f} ms goal (or failed): {', '.join(slow) or 'none'}")
     if not args.no_save:

@@ -18,6 +18,7 @@ on a shared 2-core machine):
    ``--reps`` repetitions; decode-only (prompt prefill excluded, for both) and end-to-end;
 5. a law test whose sample size comes from a power calculation, correct and broken variants.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,11 +38,16 @@ from threadpoolctl import threadpool_info, threadpool_limits
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from specdec_core.llm import CachedTarget, PromptLookupDraft, load_model, probs_from_logits  # noqa: E402
-from specdec_core.llm import lawtest  # noqa: E402
+from specdec_core.llm import (  # noqa: E402
+    CachedTarget,
+    PromptLookupDraft,
+    lawtest,  # noqa: E402
+    load_model,
+    probs_from_logits,
+)
 from specdec_core.llm import predict as P  # noqa: E402
 from specdec_core.llm.drafts import ExitDraft, NgramDraft, collect_residuals, fit_exit_map  # noqa: E402
-from specdec_core.llm.runs import OfferOnlyMatches, sweep, timed_run  # noqa: E402
+from specdec_core.llm.runs import sweep, timed_run  # noqa: E402
 from specdec_core.llm.workloads import CALIBRATION, WORKLOADS, calibration_prompt, workload_prompt  # noqa: E402
 
 MAX_NEW = {"copy": 96, "code": 64, "story": 64}
@@ -49,8 +55,11 @@ MAX_NEW = {"copy": 96, "code": 64, "story": 64}
 
 def compact_number_lists(text):
     """Put lists of plain numbers on one line in the indented JSON."""
-    return re.sub(r"\[\s+([-+\d.eE,\s]+?)\s+\]",
-                  lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]", text)
+    return re.sub(
+        r"\[\s+([-+\d.eE,\s]+?)\s+\]",
+        lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]",
+        text,
+    )
 
 
 def machine():
@@ -63,11 +72,16 @@ def machine():
                     break
     except OSError:
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "numpy": np.__version__,
-            "blas": [(i.get("internal_api"), i.get("num_threads")) for i in threadpool_info()],
-            "python": platform.python_version(), "platform": platform.platform(),
-            "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "load_avg_start": os.getloadavg()}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "numpy": np.__version__,
+        "blas": [(i.get("internal_api"), i.get("num_threads")) for i in threadpool_info()],
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "load_avg_start": os.getloadavg(),
+    }
 
 
 def log(*a):
@@ -105,19 +119,28 @@ def memory_probe(first_load: bool):
     with tempfile.TemporaryDirectory() as tmp:
         cases = ([("first_load", tmp)] if first_load else []) + [("second_load", tmp if first_load else True)]
         for name, cache in cases:
-            r = subprocess.run([sys.executable, "-c", PROBE.format(root=ROOT, cache=cache)],
-                               capture_output=True, text=True, timeout=600)
+            r = subprocess.run(
+                [sys.executable, "-c", PROBE.format(root=ROOT, cache=cache)],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             line = [l for l in r.stdout.splitlines() if l.startswith("PROBE")]
             if not line:
                 out[name] = {"error": r.stderr[-500:]}
                 continue
             _, from_cache, secs, hwm, text = line[0].split(" ", 4)
-            out[name] = {"from_cache": from_cache == "True", "seconds": float(secs),
-                         "vm_hwm_mib": int(hwm) / 1024, "text": text}
+            out[name] = {
+                "from_cache": from_cache == "True",
+                "seconds": float(secs),
+                "vm_hwm_mib": int(hwm) / 1024,
+                "text": text,
+            }
     return out
 
 
 # ---------------------------------------------------------------- calibration
+
 
 def calibration_sequences(lm, names, n_new, seed=7):
     """prompt + n_new tokens sampled at temperature 1, for the named calibration prompts."""
@@ -144,14 +167,14 @@ def exit_study(lm, seqs, ks, fit_names, val_names, eval_names, shrinks):
             prompt, gen = seqs[n]
             seq = prompt + gen
             P0 = len(prompt)
-            lg = m.logits_for(seq)[P0 - 1:-1]
+            lg = m.logits_for(seq)[P0 - 1 : -1]
             evs.append((seq, P0, probs_from_logits(lg, 1.0), np.argmax(lg, axis=1)))
         return evs
 
     def alphas(d, evs):
         a1, a0 = [], []
         for seq, P0, p, am in evs:
-            ql = d.logits_along(seq)[P0 - 1:-1]
+            ql = d.logits_along(seq)[P0 - 1 : -1]
             a1.append(P.alpha_along(p, probs_from_logits(ql, 1.0)))
             a0.append(np.argmax(ql, axis=1) == am)
         return float(np.mean(np.concatenate(a1))), float(np.mean(np.concatenate(a0)))
@@ -177,7 +200,7 @@ def ngram_alpha(lm, seqs, names, discounts):
     for n in names:
         prompt, gen = seqs[n]
         seq = prompt + gen
-        pre.append((seq, len(prompt), probs_from_logits(m.logits_for(seq)[len(prompt) - 1:-1], 1.0)))
+        pre.append((seq, len(prompt), probs_from_logits(m.logits_for(seq)[len(prompt) - 1 : -1], 1.0)))
     for d in discounts:
         al = []
         for seq, P0, p in pre:
@@ -189,6 +212,7 @@ def ngram_alpha(lm, seqs, names, discounts):
 
 
 # ---------------------------------------------------------------- teacher forcing
+
 
 def trajectory(lm, prompt, n, temp, seed):
     tgt = CachedTarget(lm.model, temp)
@@ -208,7 +232,9 @@ def main():
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     quick = args.quick
-    out_path = args.out or os.path.join(ROOT, "benchmarks", "results", "llm-quick.json" if quick else "llm.json")
+    out_path = args.out or os.path.join(
+        ROOT, "benchmarks", "results", "llm-quick.json" if quick else "llm.json"
+    )
     t_start = time.perf_counter()
     info = machine()
     info["blas_threads_used"] = args.threads
@@ -243,27 +269,47 @@ def main():
         fit_names, val_names, eval_names = names[:-3], names[-3:-2], names[-2:]
         ks = [10] if quick else [4, 8, 12, 16, 20, 24]
         shrinks = [0.03] if quick else [0.003, 0.03, 0.3]
-        maps, exit_alpha, n_fit, shrink_k = exit_study(lm, seqs, ks, fit_names, val_names, eval_names, shrinks)
+        maps, exit_alpha, n_fit, shrink_k = exit_study(
+            lm, seqs, ks, fit_names, val_names, eval_names, shrinks
+        )
         discounts = [0.3] if quick else [0.1, 0.3, 0.5, 0.7, 0.9]
         ng = ngram_alpha(lm, seqs, ["cal-copy", "cal-code"], discounts)
         d_best = max(ng, key=ng.get)
-        out["calibration"] = {"prompts": names, "fit_prompts": fit_names, "validation_prompts": val_names,
-                              "alpha_prompts": eval_names, "exit_shrink": shrink_k,
-                              "fit_positions": n_fit, "exit_alpha": exit_alpha,
-                              "ngram_alpha_by_discount": ng, "ngram_discount": d_best}
+        out["calibration"] = {
+            "prompts": names,
+            "fit_prompts": fit_names,
+            "validation_prompts": val_names,
+            "alpha_prompts": eval_names,
+            "exit_shrink": shrink_k,
+            "fit_positions": n_fit,
+            "exit_alpha": exit_alpha,
+            "ngram_alpha_by_discount": ng,
+            "ngram_discount": d_best,
+        }
         log("exit α:", exit_alpha)
         log("n-gram α by discount:", ng, "→", d_best)
 
         ctx = seqs["cal-copy"][0] + seqs["cal-copy"][1]
         reps_mb = 2 if quick else 5
         Ts = list(range(1, 13)) + [16] if not quick else [1, 2, 3, 4]
-        verify = {f"T{temp:g}": P.verify_cost_curve(m, ctx, Ts, temperature=temp, reps=reps_mb) for temp in (0.0, 1.0)}
-        overhead = {f"T{temp:g}": P.overhead_curve(V, list(range(0, 12)) if not quick else [0, 1, 2, 3],
-                                                   temperature=temp, reps=3 if quick else 20)
-                    for temp in (0.0, 1.0)}
+        verify = {
+            f"T{temp:g}": P.verify_cost_curve(m, ctx, Ts, temperature=temp, reps=reps_mb)
+            for temp in (0.0, 1.0)
+        }
+        overhead = {
+            f"T{temp:g}": P.overhead_curve(
+                V,
+                list(range(0, 12)) if not quick else [0, 1, 2, 3],
+                temperature=temp,
+                reps=3 if quick else 20,
+            )
+            for temp in (0.0, 1.0)
+        }
         step = {}
         for k in ks:
-            step[k] = P.draft_cost_curve(ExitDraft(m, k, *maps[k], temperature=1.0), ctx, [1], reps=reps_mb)[1]["median"]
+            step[k] = P.draft_cost_curve(ExitDraft(m, k, *maps[k], temperature=1.0), ctx, [1], reps=reps_mb)[
+                1
+            ]["median"]
         # choose the exit layer: best predicted speed-up at temperature 1 on the held-out calibration α
         v1 = {T: c["median"] for T, c in verify["T1"].items()}
 
@@ -273,17 +319,27 @@ def main():
                 ek = (1 - alpha ** (g + 1)) / (1 - alpha)
                 best = max(best, ek / (g * step[k] + v1[g + 1]) * v1[1])
             return best
+
         k_best = max(ks, key=lambda k: iid_speed(exit_alpha["T1"]["trained"][k], k))
-        out["calibration"].update(exit_step_ms=step, exit_k=k_best,
-                                  exit_predicted_speedup_T1={k: iid_speed(exit_alpha["T1"]["trained"][k], k) for k in ks},
-                                  seconds=time.perf_counter() - t)
+        out["calibration"].update(
+            exit_step_ms=step,
+            exit_k=k_best,
+            exit_predicted_speedup_T1={k: iid_speed(exit_alpha["T1"]["trained"][k], k) for k in ks},
+            seconds=time.perf_counter() - t,
+        )
         log("exit step ms:", step, "chosen k:", k_best)
         A, b = maps[k_best]
 
-        gam = {"lookup": [2, 4, 7, 10] if not quick else [3], "ngram": [2, 4, 6] if not quick else [2],
-               "exit": [1, 2] if not quick else [1]}
-        configs = [("lookup", g, True) for g in gam["lookup"]] + [("ngram", g, False) for g in gam["ngram"]] \
+        gam = {
+            "lookup": [2, 4, 7, 10] if not quick else [3],
+            "ngram": [2, 4, 6] if not quick else [2],
+            "exit": [1, 2] if not quick else [1],
+        }
+        configs = (
+            [("lookup", g, True) for g in gam["lookup"]]
+            + [("ngram", g, False) for g in gam["ngram"]]
             + [("exit", g, False) for g in gam["exit"]]
+        )
 
         def make_draft(name, temp):
             if name == "lookup":
@@ -296,9 +352,14 @@ def main():
         for name in ("lookup", "ngram", "exit"):
             gs = sorted(set([0, 1] + gam[name]))
             draft_cost[name] = P.draft_cost_curve(make_draft(name, 1.0), ctx, gs, reps=reps_mb)
-        out["micro"] = {"context_tokens": len(ctx), "verify_ms": verify, "draft_ms": draft_cost,
-                        "overhead_ms": overhead, "reps": reps_mb,
-                        "how": "median of interleaved repetitions after one untimed sweep, perf_counter"}
+        out["micro"] = {
+            "context_tokens": len(ctx),
+            "verify_ms": verify,
+            "draft_ms": draft_cost,
+            "overhead_ms": overhead,
+            "reps": reps_mb,
+            "how": "median of interleaved repetitions after one untimed sweep, perf_counter",
+        }
         log("verify ms T1:", {T: round(c["median"], 1) for T, c in verify["T1"].items()})
         log("draft ms:", {n: {g: round(c["median"], 2) for g, c in d.items()} for n, d in draft_cost.items()})
         save()
@@ -311,17 +372,26 @@ def main():
             n = n_new[w]
             for temp in (0.0, 1.0):
                 key = f"{w}/T{temp:g}"
-                med = {kk: {g: c["median"] for g, c in vv.items()} for kk, vv in
-                       (("verify", verify[f"T{temp:g}"]), ("overhead", overhead[f"T{temp:g}"]))}
+                med = {
+                    kk: {g: c["median"] for g, c in vv.items()}
+                    for kk, vv in (("verify", verify[f"T{temp:g}"]), ("overhead", overhead[f"T{temp:g}"]))
+                }
                 plain_cost = P.CostModel(med["verify"], {0: 0.0}, med["overhead"])
                 pred[f"{key}/plain"] = P.predict_decode(plain_cost, P.plain_trace(n))
-                trajs = [trajectory(lm, prompt, n, temp, 900 + s) for s in range(1 if (temp == 0 or quick) else 2)]
+                trajs = [
+                    trajectory(lm, prompt, n, temp, 900 + s) for s in range(1 if (temp == 0 or quick) else 2)
+                ]
                 if temp == 0:
-                    lg = m.logits_for(list(prompt) + trajs[0])[len(prompt) - 1:-1]
+                    lg = m.logits_for(list(prompt) + trajs[0])[len(prompt) - 1 : -1]
                     mg = top2_margins(lg)
-                    margins[w] = {"min": float(mg.min()), "smallest": sorted(float(x) for x in mg)[:5],
-                                  "below_1e-4": int((mg < 1e-4).sum()), "below_1e-3": int((mg < 1e-3).sum()),
-                                  "below_1e-2": int((mg < 1e-2).sum()), "positions": int(len(mg))}
+                    margins[w] = {
+                        "min": float(mg.min()),
+                        "smallest": sorted(float(x) for x in mg)[:5],
+                        "below_1e-4": int((mg < 1e-4).sum()),
+                        "below_1e-3": int((mg < 1e-3).sum()),
+                        "below_1e-2": int((mg < 1e-2).sum()),
+                        "positions": int(len(mg)),
+                    }
                 alphas = {}
                 for name in ("lookup", "ngram", "exit"):
                     dm = {g: c["median"] for g, c in draft_cost[name].items()}
@@ -338,15 +408,28 @@ def main():
                                 if a is None:
                                     a, avail = teacher_alpha(lm, name, make_draft, prompt, traj)
                                     alphas[(name, s)] = (a, avail)
-                                tr += P.sampled_traces(a, g, avail=avail if adaptive else None, sims=200, seed=s)
+                                tr += P.sampled_traces(
+                                    a, g, avail=avail if adaptive else None, sims=200, seed=s
+                                )
                         pr = P.predict_decode(cost, tr)
                         pred[f"{key}/{name}/{g}"] = pr
-                tf[key] = {name: float(np.mean(np.concatenate([alphas[(name, s)][0] for s in range(len(trajs))])))
-                           for name in ("lookup", "ngram", "exit") if (name, 0) in alphas}
-                log(f"predicted {key}: plain {pred[f'{key}/plain']['tokens_per_s']:.1f} tok/s; "
-                    + " ".join(f"{c[0]}{c[1]}:{pred[f'{key}/{c[0]}/{c[1]}']['tokens_per_s']:.1f}" for c in configs))
-        out["predictions"] = {"made_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S UTC"),
-                              "values": pred, "teacher_forcing_alpha_T1": tf, "seconds": time.perf_counter() - t}
+                tf[key] = {
+                    name: float(np.mean(np.concatenate([alphas[(name, s)][0] for s in range(len(trajs))])))
+                    for name in ("lookup", "ngram", "exit")
+                    if (name, 0) in alphas
+                }
+                log(
+                    f"predicted {key}: plain {pred[f'{key}/plain']['tokens_per_s']:.1f} tok/s; "
+                    + " ".join(
+                        f"{c[0]}{c[1]}:{pred[f'{key}/{c[0]}/{c[1]}']['tokens_per_s']:.1f}" for c in configs
+                    )
+                )
+        out["predictions"] = {
+            "made_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S UTC"),
+            "values": pred,
+            "teacher_forcing_alpha_T1": tf,
+            "seconds": time.perf_counter() - t,
+        }
         out["greedy_margins"] = margins
         save()
 
@@ -357,16 +440,32 @@ def main():
         def on_run(d):
             if d["draft"] == "plain":
                 loads.append(os.getloadavg()[0])
-            log(f"  rep {d['rep']} {d['workload']:5s} T={d['temperature']:g} {d['draft']:6s} γ={d['gamma']:2d} "
-                f"{d['tokens_per_s']:6.1f} tok/s decode, {d['e2e_tokens_per_s']:6.1f} e2e, α={d['alpha']:.2f}")
+            log(
+                f"  rep {d['rep']} {d['workload']:5s} T={d['temperature']:g} {d['draft']:6s} γ={d['gamma']:2d} "
+                f"{d['tokens_per_s']:6.1f} tok/s decode, {d['e2e_tokens_per_s']:6.1f} e2e, α={d['alpha']:.2f}"
+            )
 
-        runs = sweep(lambda temp: CachedTarget(m, temp), make_draft, prompts, configs,
-                     temperatures=(0.0, 1.0), reps=reps, max_new_tokens=n_new, on_run=on_run)
-        out["sweep"] = {"seconds": time.perf_counter() - t, "load_avg_1min_at_plain_runs": loads,
-                        "reps": reps, "max_new_tokens": n_new, "configs": configs, "seeds": "100 + rep",
-                        "definition": "decode-only: from the first decoding call to the last token, prompt already "
-                                      "scored into fresh target and draft caches (prefill excluded for plain and "
-                                      "speculative alike); end-to-end: prefill included"}
+        runs = sweep(
+            lambda temp: CachedTarget(m, temp),
+            make_draft,
+            prompts,
+            configs,
+            temperatures=(0.0, 1.0),
+            reps=reps,
+            max_new_tokens=n_new,
+            on_run=on_run,
+        )
+        out["sweep"] = {
+            "seconds": time.perf_counter() - t,
+            "load_avg_1min_at_plain_runs": loads,
+            "reps": reps,
+            "max_new_tokens": n_new,
+            "configs": configs,
+            "seeds": "100 + rep",
+            "definition": "decode-only: from the first decoding call to the last token, prompt already "
+            "scored into fresh target and draft caches (prefill excluded for plain and "
+            "speculative alike); end-to-end: prefill included",
+        }
         out["runs"] = summarize_runs(runs, pred)
         save()
 
@@ -382,14 +481,14 @@ def main():
 def teacher_alpha(lm, name, make_draft, prompt, traj):
     """α_j = Σ min(p_j, q_j) at temperature 1 along a sampled trajectory; for the adaptive
     lookup also how many proposals its match offers at each position."""
-    m, V = lm.model, lm.cfg.vocab_size
+    m = lm.model
     seq = list(prompt) + list(traj)
     P0 = len(prompt)
-    p = probs_from_logits(m.logits_for(seq)[P0 - 1:-1], 1.0)
+    p = probs_from_logits(m.logits_for(seq)[P0 - 1 : -1], 1.0)
     dr = make_draft(name, 1.0)
     avail = None
     if name == "exit":
-        q = probs_from_logits(dr.logits_along(seq)[P0 - 1:-1], 1.0)
+        q = probs_from_logits(dr.logits_along(seq)[P0 - 1 : -1], 1.0)
         return P.alpha_along(p, q), None
     if name == "ngram":
         q = np.stack([dr(seq[:j]) for j in range(P0, len(seq))])
@@ -417,18 +516,26 @@ def summarize_runs(runs, pred):
     out = []
     for (w, temp, name, g), rs in groups.items():
         ps = [plain[(w, temp, r["rep"])] for r in rs]
-        row = {"workload": w, "temperature": temp, "draft": name, "gamma": g,
-               "decode_tokens_per_s": spread([r["tokens_per_s"] for r in rs]),
-               "e2e_tokens_per_s": spread([r["e2e_tokens_per_s"] for r in rs]),
-               "speedup_decode": spread([r["tokens_per_s"] / p["tokens_per_s"] for r, p in zip(rs, ps)]),
-               "speedup_e2e": spread([r["e2e_tokens_per_s"] / p["e2e_tokens_per_s"] for r, p in zip(rs, ps)]),
-               "prefill_ms": spread([1e3 * r["prefill_s"] for r in rs]),
-               "alpha": spread([r["alpha"] if r["alpha"] == r["alpha"] else 0.0 for r in rs]),
-               "mean_k": spread([r["mean_k"] for r in rs]),
-               "n_tokens": rs[0]["n_tokens"],
-               "per_round_ms": {k: float(np.median([1e3 * r[s] / r["rounds"] for r in rs]))
-                                for k, s in (("draft", "draft_s"), ("verify", "target_s"), ("overhead", "overhead_s"))},
-               "k_hist": rs[0]["k_hist"], "accept_by_pos": rs[0]["accept_by_pos"]}
+        row = {
+            "workload": w,
+            "temperature": temp,
+            "draft": name,
+            "gamma": g,
+            "decode_tokens_per_s": spread([r["tokens_per_s"] for r in rs]),
+            "e2e_tokens_per_s": spread([r["e2e_tokens_per_s"] for r in rs]),
+            "speedup_decode": spread([r["tokens_per_s"] / p["tokens_per_s"] for r, p in zip(rs, ps)]),
+            "speedup_e2e": spread([r["e2e_tokens_per_s"] / p["e2e_tokens_per_s"] for r, p in zip(rs, ps)]),
+            "prefill_ms": spread([1e3 * r["prefill_s"] for r in rs]),
+            "alpha": spread([r["alpha"] if r["alpha"] == r["alpha"] else 0.0 for r in rs]),
+            "mean_k": spread([r["mean_k"] for r in rs]),
+            "n_tokens": rs[0]["n_tokens"],
+            "per_round_ms": {
+                k: float(np.median([1e3 * r[s] / r["rounds"] for r in rs]))
+                for k, s in (("draft", "draft_s"), ("verify", "target_s"), ("overhead", "overhead_s"))
+            },
+            "k_hist": rs[0]["k_hist"],
+            "accept_by_pos": rs[0]["accept_by_pos"],
+        }
         if temp == 0 and name != "plain":
             row["greedy_equal"] = [r["tokens"] == p["tokens"] for r, p in zip(rs, ps)]
         key = f"{w}/T{temp:g}/plain" if name == "plain" else f"{w}/T{temp:g}/{name}/{g}"
@@ -463,16 +570,30 @@ def law_section(lm, maps, ks, quick):
     if quick:
         n = min(n, 150)
     memo = lawtest.MemoTarget(tgt)
-    res = {"prefix": lm.codec.decode(prefix), "draft": f"trained exit k={k}", "alpha": a, "n": n, "power": pw,
-           "tv_broken": float(0.5 * np.abs(b - p).sum()), "threshold": 1e-3}
+    res = {
+        "prefix": lm.codec.decode(prefix),
+        "draft": f"trained exit k={k}",
+        "alpha": a,
+        "n": n,
+        "power": pw,
+        "tv_broken": float(0.5 * np.abs(b - p).sum()),
+        "threshold": 1e-3,
+    }
     from specdec_core import chi_square_gof
 
     for variant, rule in (("correct", "residual"), ("broken_corrects_from_p", "target")):
         counts, acc = lawtest.first_token_samples(memo, q, prefix, n, correction=rule, seed=2026)
         law = lawtest.law_dict(p, n)
         g = chi_square_gof(lawtest.relabel(counts, law), law, threshold=1e-3)
-        res[variant] = {"chi2": g.statistic, "dof": g.dof, "cells": g.cells, "p_value": g.p_value,
-                        "rejected": g.rejected, "accepted": acc, "summary": str(g)}
+        res[variant] = {
+            "chi2": g.statistic,
+            "dof": g.dof,
+            "cells": g.cells,
+            "p_value": g.p_value,
+            "rejected": g.rejected,
+            "accepted": acc,
+            "summary": str(g),
+        }
     top = np.argsort(p)[::-1][:5]
     res["top"] = [[lm.codec.decode([int(x)]), float(p[x]), float(q[x]), float(b[x])] for x in top]
     return res

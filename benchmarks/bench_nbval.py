@@ -5,6 +5,7 @@
 Each notebook is run in its own pytest --nbval process (wall time, time.perf_counter), then all
 together in one process, as the test command does. Prints *measured* seconds.
 """
+
 from __future__ import annotations
 
 import glob
@@ -18,8 +19,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def run(paths):
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", *paths],
-                          cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", *paths],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     return time.perf_counter() - t0, proc.returncode, proc.stdout.strip().splitlines()[-1:]
 
 

@@ -8,6 +8,7 @@ average, and the peak traced allocation (tracemalloc) of the 200,000 × 8 verify
 Goals: each γ = 10⁹ call well under 1 s; the 200,000 × 8 case well under 1 s with scratch
 much smaller than its inputs.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,8 +35,10 @@ def median_ms(fn, repeats=7):
 
 
 def main():
-    print(f"machine: {platform.machine()}, python {platform.python_version()}, numpy {np.__version__}, "
-          f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"machine: {platform.machine()}, python {platform.python_version()}, numpy {np.__version__}, "
+        f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}"
+    )
     g = 10**9
     alphas = np.linspace(0, 1, 101)
     calls = {
@@ -45,8 +48,9 @@ def main():
         "improvement_factor(0.6, 1e9, 0.05)": lambda: improvement_factor(0.6, g, 0.05),
         "work_account(0.6, 1e9)": lambda: work_account(0.6, g),
         "optimal_gamma(0.999999, 1e-9, max_gamma=1e9)": lambda: optimal_gamma(0.999999, 1e-9, g),
-        "speedup_map(101 alphas, [0, 1e9])": lambda: speedup_map(alphas, [0, g], draft_per_token_ms=0.5,
-                                                               verify_base_ms=6, baseline_ms=6),
+        "speedup_map(101 alphas, [0, 1e9])": lambda: speedup_map(
+            alphas, [0, g], draft_per_token_ms=0.5, verify_base_ms=6, baseline_ms=6
+        ),
     }
     print("\n[measured] gamma = 10**9 (median / max of 7, ms)")
     for name, fn in calls.items():
@@ -55,17 +59,21 @@ def main():
 
     rng = np.random.default_rng(0)
     B, gamma, V = 200_000, 4, 8
-    P = rng.random((B, gamma + 1, V)); P /= P.sum(-1, keepdims=True)
-    Q = rng.random((B, gamma, V)) + 0.1; Q /= Q.sum(-1, keepdims=True)
+    P = rng.random((B, gamma + 1, V))
+    P /= P.sum(-1, keepdims=True)
+    Q = rng.random((B, gamma, V)) + 0.1
+    Q /= Q.sum(-1, keepdims=True)
     X = rng.integers(0, V, size=(B, gamma))
     med, worst = median_ms(lambda: verify_batch(P, Q, X, rng), repeats=5)
     tracemalloc.start()
     verify_batch(P, Q, X, rng)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    print(f"\n[measured] verify_batch B={B:,}, gamma={gamma}, V={V} (float64 inputs "
-          f"{(P.nbytes + Q.nbytes) / 1e6:.0f} MB): median {med:.0f} ms, max {worst:.0f} ms of 5; "
-          f"peak traced scratch {peak / 1e6:.0f} MB")
+    print(
+        f"\n[measured] verify_batch B={B:,}, gamma={gamma}, V={V} (float64 inputs "
+        f"{(P.nbytes + Q.nbytes) / 1e6:.0f} MB): median {med:.0f} ms, max {worst:.0f} ms of 5; "
+        f"peak traced scratch {peak / 1e6:.0f} MB"
+    )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Prints *measured* times on this machine (median of repeats, time.perf_counter), 
   verify_batch / read-everything floor   (goal: well under 1 — it reads only what it needs)
   verify_batch / per-row Python loop
 """
+
 from __future__ import annotations
 
 import platform
@@ -34,8 +35,15 @@ def make_batch(B, gamma, V, rng, dtype=np.float32):
     P /= P.sum(-1, keepdims=True)
     Q = rng.random((B, gamma, V), dtype=np.float32).astype(dtype) ** 3
     Q /= Q.sum(-1, keepdims=True)
-    X = np.stack([[rng.choice(V, p=Q[b, i].astype(np.float64) / Q[b, i].astype(np.float64).sum())
-                   for i in range(gamma)] for b in range(B)])
+    X = np.stack(
+        [
+            [
+                rng.choice(V, p=Q[b, i].astype(np.float64) / Q[b, i].astype(np.float64).sum())
+                for i in range(gamma)
+            ]
+            for b in range(B)
+        ]
+    )
     return P, Q, X
 
 
@@ -58,7 +66,9 @@ def per_row_loop(P, Q, X, rng):
 
 def main(B=64, gamma=4, V=32000):
     rng = np.random.default_rng(0)
-    print(f"machine: {platform.machine()}, {platform.processor() or '?'}, python {platform.python_version()}, numpy {np.__version__}")
+    print(
+        f"machine: {platform.machine()}, {platform.processor() or '?'}, python {platform.python_version()}, numpy {np.__version__}"
+    )
     for dtype in (np.float32, np.float64):
         P, Q, X = make_batch(B, gamma, V, rng, dtype)
         mb = (P.nbytes + Q.nbytes) / 1e6
@@ -69,15 +79,21 @@ def main(B=64, gamma=4, V=32000):
         print(f"\n[measured] B={B}, gamma={gamma}, V={V}, {np.dtype(dtype).name}: inputs {mb:.1f} MB")
         print(f"  read-everything floor (sum of both arrays): {floor:8.2f} ms")
         print(f"  verify_batch:                              {vb:8.2f} ms   ratio to floor {vb / floor:.2f}")
-        print(f"  verify_batch(check_all=True):              {vb_all:8.2f} ms   ratio to floor {vb_all / floor:.2f}")
-        print(f"  per-row Python loop:                       {loop:8.2f} ms   verify_batch is {loop / vb:.1f}x faster")
+        print(
+            f"  verify_batch(check_all=True):              {vb_all:8.2f} ms   ratio to floor {vb_all / floor:.2f}"
+        )
+        print(
+            f"  per-row Python loop:                       {loop:8.2f} ms   verify_batch is {loop / vb:.1f}x faster"
+        )
     T, D = toy_target(), toy_draft()
     r = np.random.default_rng(1)
     t0 = time.perf_counter()
     res = speculative_generate(T, D, (), gamma=4, max_new_tokens=20000, rng=r)
     dt = time.perf_counter() - t0
-    print(f"\n[measured] speculative_generate on the toy language, gamma=4: {res.rounds / dt:,.0f} rounds/s "
-          f"({len(res.tokens) / dt:,.0f} tokens/s, {res.rounds} rounds)")
+    print(
+        f"\n[measured] speculative_generate on the toy language, gamma=4: {res.rounds / dt:,.0f} rounds/s "
+        f"({len(res.tokens) / dt:,.0f} tokens/s, {res.rounds} rounds)"
+    )
     P, Q, X = make_batch(B, gamma, 8, rng)
     per = median_ms(lambda: verify_batch(P, Q, X, rng), repeats=200)
     print(f"[measured] verify_batch, B={B}, gamma={gamma}, V=8: {B * 1e3 / per:,.0f} rounds/s")

@@ -4,6 +4,7 @@ benchmarks/results/llm-quick.json); pass --full-llm for the full measurement (30
 quiet 2-core machine, 55 under load; it rewrites benchmarks/results/llm.json, which notebooks 06,
 08 and 09 display) or --skip-llm to leave it out. bench_binder.py builds a fresh Binder
 environment (3-10 minutes, network to PyPI); --skip-binder leaves it out."""
+
 from __future__ import annotations
 
 import glob

@@ -13,6 +13,7 @@ rounds really checked, and, for exact models (``model.exact(prefix)``), the *exa
 round and the long-run statistics of a first-order (previous-token) model such as
 :mod:`specdec_core.toy`. Pure: numpy and fractions only.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,12 +25,14 @@ from .counts import expected_output_count, iid_acceptance_rate
 from .distributions import check_distribution, check_gamma, check_model_rows
 from .sampling import GenerationResult
 
-
 # ---------------------------------------------------------------- from recorded rounds
+
 
 def _check_result(result):
     if not isinstance(result, GenerationResult):
-        raise ValueError(f"result must be a GenerationResult (from speculative_generate), got {type(result).__name__}")
+        raise ValueError(
+            f"result must be a GenerationResult (from speculative_generate), got {type(result).__name__}"
+        )
     if not result.records:
         raise ValueError("result has no rounds")
     return result
@@ -91,9 +94,15 @@ def acceptance_by_position(result, gamma=None) -> list:
     for i in range(g):
         checked = sum(1 for r in recs if len(r.draws) > i)
         accepted = sum(1 for r in recs if r.accepted > i)
-        out.append({"position": i + 1, "checked": checked, "accepted": accepted,
-                     "rate": Fraction(accepted, checked) if checked else None,
-                     "share_of_rounds": Fraction(accepted, len(recs))})
+        out.append(
+            {
+                "position": i + 1,
+                "checked": checked,
+                "accepted": accepted,
+                "rate": Fraction(accepted, checked) if checked else None,
+                "share_of_rounds": Fraction(accepted, len(recs)),
+            }
+        )
     return out
 
 
@@ -122,12 +131,15 @@ def measured_work(result, gamma=None) -> dict:
     """The work account of recorded rounds: proposals and target positions per output token
     and the fractions thrown away (exact Fractions of counts)."""
     recs = full_rounds(result, gamma)
-    tokens = sum(len(r.emitted) for r in recs)   # output tokens (a stop token cuts a round)
+    tokens = sum(len(r.emitted) for r in recs)  # output tokens (a stop token cuts a round)
     proposed = _sum(recs, "gamma")
     accepted = _sum(recs, "accepted")
     positions = _sum(recs, "target_positions")
     return {
-        "rounds": len(recs), "tokens": tokens, "proposed": proposed, "accepted": accepted,
+        "rounds": len(recs),
+        "tokens": tokens,
+        "proposed": proposed,
+        "accepted": accepted,
         "target_positions": positions,
         "proposals_per_token": Fraction(proposed, tokens),
         "target_positions_per_token": Fraction(positions, tokens),
@@ -139,18 +151,19 @@ def measured_work(result, gamma=None) -> dict:
 @dataclass(frozen=True)
 class AcceptanceReport:
     """Measured acceptance statistics of full rounds next to the iid prediction."""
+
     gamma: int
     rounds: int
     proposed: int
     checked: int
     accepted: int
-    acceptance_rate: Fraction        # accepted / proposed
-    per_check_acceptance: Fraction   # accepted / checked
-    acceptance_length: Fraction      # mean K
+    acceptance_rate: Fraction  # accepted / proposed
+    per_check_acceptance: Fraction  # accepted / checked
+    acceptance_length: Fraction  # mean K
     k_histogram: tuple
-    average_alpha: object            # α averaged over checked prefixes
-    iid_length: object               # E[K] at average_alpha
-    iid_rate: object                 # iid accepted/proposed at average_alpha
+    average_alpha: object  # α averaged over checked prefixes
+    iid_length: object  # E[K] at average_alpha
+    iid_rate: object  # iid accepted/proposed at average_alpha
 
     @property
     def gap(self) -> float:
@@ -166,25 +179,32 @@ def acceptance_report(result, target, draft, gamma=None) -> AcceptanceReport:
         raise ValueError("gamma = 0 rounds propose nothing: no acceptance to report")
     a = visited_alpha(result, target, draft, g)
     return AcceptanceReport(
-        gamma=g, rounds=len(recs), proposed=_sum(recs, "gamma"),
-        checked=sum(len(r.draws) for r in recs), accepted=_sum(recs, "accepted"),
+        gamma=g,
+        rounds=len(recs),
+        proposed=_sum(recs, "gamma"),
+        checked=sum(len(r.draws) for r in recs),
+        accepted=_sum(recs, "accepted"),
         acceptance_rate=measured_acceptance_rate(result, g),
         per_check_acceptance=per_check_acceptance(result, g),
         acceptance_length=acceptance_length(result, g),
         k_histogram=tuple(int(v) for v in k_histogram(result, g)),
-        average_alpha=a, iid_length=expected_output_count(a, g), iid_rate=iid_acceptance_rate(a, g),
+        average_alpha=a,
+        iid_length=expected_output_count(a, g),
+        iid_rate=iid_acceptance_rate(a, g),
     )
 
 
 # ---------------------------------------------------------------- exact, for exact models
 
+
 @dataclass(frozen=True)
 class RoundLaw:
     """The exact law of one round from a given prefix (exact models)."""
+
     prefix: tuple
     gamma: int
-    k_distribution: tuple      # P(K = 1 … γ+1)
-    end_token: dict            # {last emitted token: probability}
+    k_distribution: tuple  # P(K = 1 … γ+1)
+    end_token: dict  # {last emitted token: probability}
     checks_by_position: tuple  # P(position i is checked), i = 1 … γ
     accepts_by_position: tuple  # P(position i is accepted)
     alpha_checked_sum: Fraction  # E[Σ α over checked prefixes]
@@ -242,9 +262,15 @@ def exact_round_law(target, draft, prefix, gamma) -> RoundLaw:
                 rec(pre + (x,), i + 1, prob * m)
 
     rec(prefix, 0, Fraction(1))
-    return RoundLaw(prefix=prefix, gamma=g, k_distribution=tuple(kd), end_token=end,
-                    checks_by_position=tuple(checks), accepts_by_position=tuple(accepts),
-                    alpha_checked_sum=asum)
+    return RoundLaw(
+        prefix=prefix,
+        gamma=g,
+        k_distribution=tuple(kd),
+        end_token=end,
+        checks_by_position=tuple(checks),
+        accepts_by_position=tuple(accepts),
+        alpha_checked_sum=asum,
+    )
 
 
 def _solve_stationary(P):
@@ -270,13 +296,14 @@ def _solve_stationary(P):
 @dataclass(frozen=True)
 class LongRun:
     """Long-run round statistics of a previous-token model, exact."""
+
     gamma: int
-    stationary: dict           # {round-start token: probability}
-    laws: dict                 # {round-start token: RoundLaw}
-    mean_count: Fraction       # long-run mean K per round
-    average_alpha: Fraction    # α averaged over checked prefixes, long run
-    iid_count: Fraction        # E[K] at average_alpha
-    position_rates: tuple      # long-run P(accept | checked) at positions 1 … γ
+    stationary: dict  # {round-start token: probability}
+    laws: dict  # {round-start token: RoundLaw}
+    mean_count: Fraction  # long-run mean K per round
+    average_alpha: Fraction  # α averaged over checked prefixes, long run
+    iid_count: Fraction  # E[K] at average_alpha
+    position_rates: tuple  # long-run P(accept | checked) at positions 1 … γ
 
     @property
     def gap(self) -> Fraction:
@@ -304,5 +331,12 @@ def long_run_stats(target, draft, gamma) -> LongRun:
         c = sum((w[s] * laws[s].checks_by_position[i] for s in range(V)), Fraction(0))
         a = sum((w[s] * laws[s].accepts_by_position[i] for s in range(V)), Fraction(0))
         rates.append(a / c if c else None)
-    return LongRun(gamma=g, stationary=w, laws=laws, mean_count=mean_k, average_alpha=avg_a,
-                   iid_count=expected_output_count(avg_a, g), position_rates=tuple(rates))
+    return LongRun(
+        gamma=g,
+        stationary=w,
+        laws=laws,
+        mean_count=mean_k,
+        average_alpha=avg_a,
+        iid_count=expected_output_count(avg_a, g),
+        position_rates=tuple(rates),
+    )

@@ -11,6 +11,7 @@ probability α:
 
 Real acceptance depends on the prefix; notebook 04 measures the gap.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -34,14 +35,17 @@ def _check_exact_size(a: Fraction, g: int, name: str = "gamma") -> None:
         raise ValueError(
             f"{name} = {g} is too large for exact arithmetic with alpha = {a} (the exact answer "
             f"has about {int(g * np.log10(float(a.denominator))) + 1} digits); use a float alpha "
-            f"or {name} <= {MAX_EXACT_GAMMA}")
+            f"or {name} <= {MAX_EXACT_GAMMA}"
+        )
 
 
 def _check_law_size(n_alpha: int, g: int, name: str = "gamma") -> None:
     if n_alpha * (g + 1) > MAX_LAW_ENTRIES:
-        raise ValueError(f"{name} = {g} would make a K law with {n_alpha * (g + 1):,} entries; "
-                         f"at most {MAX_LAW_ENTRIES:,} are computed (use expected_output_count "
-                         f"for E[K] at any gamma)")
+        raise ValueError(
+            f"{name} = {g} would make a K law with {n_alpha * (g + 1):,} entries; "
+            f"at most {MAX_LAW_ENTRIES:,} are computed (use expected_output_count "
+            f"for E[K] at any gamma)"
+        )
 
 
 def output_count_distribution(alpha, gamma):
@@ -144,6 +148,7 @@ def mean_output_count(emitted_per_round) -> float:
 
 
 # ---------------------------------------------------------------- notebook 04 additions
+
 
 def expected_count_curve(alpha, max_gamma):
     """[E[K] at γ = 0, 1, …, max_gamma] for one α: the diminishing-returns curve.

@@ -11,6 +11,7 @@ shape (..., V) (the last axis is the vocabulary). Two kinds of input are accepte
 
 Anything wrong raises ``ValueError`` naming the argument and the fault.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -181,9 +182,7 @@ def check_pair(p, q, names: tuple[str, str] = ("p", "q")) -> tuple[np.ndarray, n
     pa = check_distribution(p, names[0], exact=exact)
     qa = check_distribution(q, names[1], exact=exact)
     if pa.shape != qa.shape:
-        raise ValueError(
-            f"{names[0]} and {names[1]} must have the same shape, got {pa.shape} and {qa.shape}"
-        )
+        raise ValueError(f"{names[0]} and {names[1]} must have the same shape, got {pa.shape} and {qa.shape}")
     return pa, qa, exact
 
 
@@ -207,14 +206,19 @@ def check_probability(x, name: str = "alpha"):
     return float(arr) if arr.ndim == 0 else arr
 
 
-def check_int(x, name: str, low: int | None = 0, high: int | None = None,
-              what: str | None = None) -> int:
+def check_int(x, name: str, low: int | None = 0, high: int | None = None, what: str | None = None) -> int:
     """An integer in [low, high] (``None``: unbounded). Bools and floats are refused, even 2.0:
     the one integer validator (γ, counts, seeds, token ids, trial numbers)."""
     if what is None:
-        what = ("a non-negative integer" if low == 0 else
-                "a positive integer" if low == 1 else
-                "an integer" if low is None else f"an integer >= {low}")
+        what = (
+            "a non-negative integer"
+            if low == 0
+            else "a positive integer"
+            if low == 1
+            else "an integer"
+            if low is None
+            else f"an integer >= {low}"
+        )
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
         raise ValueError(f"{name} must be {what}, got {x!r}")
     x = int(x)
@@ -233,8 +237,10 @@ def check_gamma(gamma, name: str = "gamma") -> int:
 def check_rng(rng, name: str = "rng") -> np.random.Generator:
     """An explicit, seeded ``numpy.random.Generator`` (never the global ``np.random``)."""
     if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"{name} must be a numpy.random.Generator (e.g. np.random.default_rng(0)), "
-                         f"got {type(rng).__name__}")
+        raise ValueError(
+            f"{name} must be a numpy.random.Generator (e.g. np.random.default_rng(0)), "
+            f"got {type(rng).__name__}"
+        )
     return rng
 
 
@@ -279,14 +285,14 @@ def check_weights(x, name: str = "weights") -> np.ndarray:
 
 # ---------------------------------------------------------------- what models return
 
-def check_model_rows(rows, who: str, *, n_rows: int | None = None,
-                     vocab: int | None = None) -> np.ndarray:
+
+def check_model_rows(rows, who: str, *, n_rows: int | None = None, vocab: int | None = None) -> np.ndarray:
     """What a model returned during a run, validated like a direct argument: a float64 array
     of shape (n_rows, V) (or (V,) when ``n_rows`` is None) whose rows are distributions
     (no NaN, no infinity, no negative entry, each summing to 1 within :data:`SUM_TOL`), with
     V = ``vocab`` when given. ``who`` names the model call in the message."""
     if isinstance(rows, np.ndarray) and rows.dtype.kind == "f":
-        arr = rows.astype(np.float64, copy=False)        # fast path: a float array
+        arr = rows.astype(np.float64, copy=False)  # fast path: a float array
     else:
         arr, _ = _as_array(rows, who)
         arr = arr.astype(np.float64, copy=False)
@@ -299,8 +305,10 @@ def check_model_rows(rows, who: str, *, n_rows: int | None = None,
     if arr.shape[-1] == 0:
         raise ValueError(f"{who} returned an empty distribution (V = 0)")
     if vocab is not None and arr.shape[-1] != vocab:
-        raise ValueError(f"{who} returned rows of length {arr.shape[-1]}, but the vocabulary has "
-                         f"{vocab} symbols: the models' vocabularies differ")
+        raise ValueError(
+            f"{who} returned rows of length {arr.shape[-1]}, but the vocabulary has "
+            f"{vocab} symbols: the models' vocabularies differ"
+        )
     if arr.size:
         # one sum and one minimum decide the common (valid) case; NaN and ±inf make the sum
         # non-finite. Anything else gets check_distribution's precise message.

@@ -8,6 +8,7 @@ the first ``length`` tokens of each, tally them, and compare the tally with the 
 The optional ``progress(done, total)`` callback lets a notebook move a progress bar; it is
 called about ``updates`` times and once at the end.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -16,8 +17,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .lawcheck import DEFAULT_THRESHOLD, GofResult, chi_square_gof
 from .distributions import check_int
+from .lawcheck import DEFAULT_THRESHOLD, GofResult, chi_square_gof
 from .sampling import autoregressive_generate, speculative_generate
 from .toy import sequence_law, toy_draft, toy_target
 from .verify import check_rule
@@ -43,7 +44,9 @@ class LawExperiment:
     def label(self) -> str:
         if self.method == "autoregressive":
             return "autoregressive"
-        return "speculative" if self.correction == "residual" else f"speculative, correction={self.correction!r}"
+        return (
+            "speculative" if self.correction == "residual" else f"speculative, correction={self.correction!r}"
+        )
 
     @property
     def impossible(self) -> int:
@@ -53,17 +56,34 @@ class LawExperiment:
     def total_variation(self) -> Fraction:
         """½ Σ |frequency − exact probability| over all sequences seen or possible (exact)."""
         keys = set(self.law) | set(self.counts)
-        return sum((abs(Fraction(self.counts.get(k, 0), self.n) - Fraction(self.law.get(k, 0)))
-                    for k in keys), Fraction(0)) / 2
+        return (
+            sum(
+                (abs(Fraction(self.counts.get(k, 0), self.n) - Fraction(self.law.get(k, 0))) for k in keys),
+                Fraction(0),
+            )
+            / 2
+        )
 
     def empirical(self) -> dict:
         """Observed frequencies {sequence: Fraction(count, n)} (exact ratios of counts)."""
         return {k: Fraction(v, self.n) for k, v in self.counts.items()}
 
 
-def sample_first_tokens(method: str = "speculative", *, n: int, length: int = 3, seed: int = 0,
-                        gamma: int = 3, correction: str = "residual", max_new_tokens: int | None = None,
-                        prefix=(), target=None, draft=None, progress=None, updates: int = 50) -> Counter:
+def sample_first_tokens(
+    method: str = "speculative",
+    *,
+    n: int,
+    length: int = 3,
+    seed: int = 0,
+    gamma: int = 3,
+    correction: str = "residual",
+    max_new_tokens: int | None = None,
+    prefix=(),
+    target=None,
+    draft=None,
+    progress=None,
+    updates: int = 50,
+) -> Counter:
     """Counter of the first ``length`` tokens over ``n`` seeded generations.
 
     ``method`` is "speculative" (``speculative_generate`` with ``gamma`` and ``correction``) or
@@ -91,8 +111,9 @@ def sample_first_tokens(method: str = "speculative", *, n: int, length: int = 3,
     counts: Counter = Counter()
     for i in range(n):
         if method == "speculative":
-            res = speculative_generate(target, draft, prefix, gamma=gamma, max_new_tokens=horizon,
-                                       rng=rng, correction=correction)
+            res = speculative_generate(
+                target, draft, prefix, gamma=gamma, max_new_tokens=horizon, rng=rng, correction=correction
+            )
         else:
             res = autoregressive_generate(target, prefix, max_new_tokens=horizon, rng=rng)
         counts[tuple(res.tokens[:length])] += 1
@@ -101,24 +122,55 @@ def sample_first_tokens(method: str = "speculative", *, n: int, length: int = 3,
     return counts
 
 
-def law_experiment(method: str = "speculative", *, n: int, length: int = 3, seed: int = 0,
-                   gamma: int = 3, correction: str = "residual", threshold: float = DEFAULT_THRESHOLD,
-                   prefix=(), target=None, draft=None, progress=None, updates: int = 50) -> LawExperiment:
+def law_experiment(
+    method: str = "speculative",
+    *,
+    n: int,
+    length: int = 3,
+    seed: int = 0,
+    gamma: int = 3,
+    correction: str = "residual",
+    threshold: float = DEFAULT_THRESHOLD,
+    prefix=(),
+    target=None,
+    draft=None,
+    progress=None,
+    updates: int = 50,
+) -> LawExperiment:
     """Sample (see :func:`sample_first_tokens`) and test the tally against the target's exact
     law of ``length``-token continuations with a chi-square test (reject if p < threshold)."""
     target = toy_target() if target is None else target
-    counts = sample_first_tokens(method, n=n, length=length, seed=seed, gamma=gamma,
-                                 correction=correction, prefix=prefix, target=target, draft=draft,
-                                 progress=progress, updates=updates)
+    counts = sample_first_tokens(
+        method,
+        n=n,
+        length=length,
+        seed=seed,
+        gamma=gamma,
+        correction=correction,
+        prefix=prefix,
+        target=target,
+        draft=draft,
+        progress=progress,
+        updates=updates,
+    )
     law = sequence_law(target, prefix, length)
     gof = chi_square_gof(counts, law, threshold=threshold)
-    return LawExperiment(method=method, correction=correction if method == "speculative" else "-",
-                         n=n, length=length, gamma=gamma if method == "speculative" else 0,
-                         seed=seed, counts=counts, law=law, gof=gof)
+    return LawExperiment(
+        method=method,
+        correction=correction if method == "speculative" else "-",
+        n=n,
+        length=length,
+        gamma=gamma if method == "speculative" else 0,
+        seed=seed,
+        counts=counts,
+        law=law,
+        gof=gof,
+    )
 
 
-def same_seed_texts(seed: int = 0, *, n_tokens: int = 12, gamma: int = 3, prefix=(),
-                    target=None, draft=None) -> tuple[tuple, tuple]:
+def same_seed_texts(
+    seed: int = 0, *, n_tokens: int = 12, gamma: int = 3, prefix=(), target=None, draft=None
+) -> tuple[tuple, tuple]:
     """(speculative tokens, autoregressive tokens) from two generators with the *same* seed.
 
     The two samplers consume their uniforms differently (proposals, acceptance draws,
@@ -128,8 +180,8 @@ def same_seed_texts(seed: int = 0, *, n_tokens: int = 12, gamma: int = 3, prefix
     seed = check_int(seed, "seed", 0)
     target = toy_target() if target is None else target
     draft = toy_draft() if draft is None else draft
-    spec = speculative_generate(target, draft, prefix, gamma=gamma, max_new_tokens=n_tokens,
-                                rng=np.random.default_rng(seed))
-    ar = autoregressive_generate(target, prefix, max_new_tokens=n_tokens,
-                                 rng=np.random.default_rng(seed))
+    spec = speculative_generate(
+        target, draft, prefix, gamma=gamma, max_new_tokens=n_tokens, rng=np.random.default_rng(seed)
+    )
+    ar = autoregressive_generate(target, prefix, max_new_tokens=n_tokens, rng=np.random.default_rng(seed))
     return spec.tokens, ar.tokens

@@ -2,6 +2,7 @@
 
 Fixed formats keep notebook outputs stable, so nbval compares the *values*.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -75,7 +76,7 @@ def fmt_p_value(p_value, digits: int = 3) -> str:
         v = float(p_value)
     except (TypeError, ValueError):
         raise ValueError(f"p_value must be a number in [0, 1], got {p_value!r}") from None
-    if not 0.0 <= v <= 1.0:          # also refuses NaN
+    if not 0.0 <= v <= 1.0:  # also refuses NaN
         raise ValueError(f"p_value must be a number in [0, 1], got {p_value!r}")
     if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
         raise ValueError(f"digits must be a positive integer, got {digits!r}")

@@ -21,6 +21,7 @@ What speculation adds, per sequence and per round (all **derived** from the shap
 How long a round takes — and so whether to batch more or speculate deeper — is not a memory
 question: :mod:`specdec_core.roofline` prices a pass from the same shapes (bytes moved, FLOPs).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -40,11 +41,14 @@ GIB = 2**30
 
 # ---------------------------------------------------------------- validation
 
+
 def check_dtype(dtype) -> int:
     """Bytes per element for a dtype name ("bf16", "fp8", ...) or a positive integer."""
     if isinstance(dtype, str):
         if dtype not in DTYPE_BYTES:
-            raise ValueError(f"dtype must be one of {tuple(DTYPE_BYTES)} or a positive integer, got {dtype!r}")
+            raise ValueError(
+                f"dtype must be one of {tuple(DTYPE_BYTES)} or a positive integer, got {dtype!r}"
+            )
         return DTYPE_BYTES[dtype]
     return check_int(dtype, "dtype", 1)
 
@@ -70,6 +74,7 @@ def fmt_bytes(n_bytes) -> str:
 
 
 # ---------------------------------------------------------------- shapes and presets
+
 
 @dataclass(frozen=True)
 class ModelShape:
@@ -101,9 +106,9 @@ class ModelShape:
     def parameters(self) -> int:
         """Parameter count implied by the shape (embeddings, attention, MLP, norms, head)."""
         h, d = self.hidden, self.head_dim
-        attn = h * self.heads * d * 2 + h * self.kv_heads * d * 2      # q, o and k, v
-        mlp = 3 * h * self.intermediate                                # gate, up, down
-        per_layer = attn + mlp + 2 * h                                 # + two norm weights
+        attn = h * self.heads * d * 2 + h * self.kv_heads * d * 2  # q, o and k, v
+        mlp = 3 * h * self.intermediate  # gate, up, down
+        per_layer = attn + mlp + 2 * h  # + two norm weights
         emb = self.vocab * h
         return self.layers * per_layer + emb * (1 if self.tied_embeddings else 2) + h
 
@@ -115,25 +120,53 @@ class ModelShape:
 
 PRESETS = {
     "SmolLM2-135M": ModelShape(
-        "SmolLM2-135M", layers=30, kv_heads=3, head_dim=64, heads=9, hidden=576,
-        intermediate=1536, vocab=49152, tied_embeddings=True,
+        "SmolLM2-135M",
+        layers=30,
+        kv_heads=3,
+        head_dim=64,
+        heads=9,
+        hidden=576,
+        intermediate=1536,
+        vocab=49152,
+        tied_embeddings=True,
         source="HuggingFaceTB/SmolLM2-135M config; the same numbers are in the GGUF of "
-               "notebook 09 (30 layers, width 576, 9 query / 3 KV heads, head dim 64, tied head).",
+        "notebook 09 (30 layers, width 576, 9 query / 3 KV heads, head dim 64, tied head).",
     ),
     "Llama-3.2-1B": ModelShape(
-        "Llama-3.2-1B", layers=16, kv_heads=8, head_dim=64, heads=32, hidden=2048,
-        intermediate=8192, vocab=128256, tied_embeddings=True,
+        "Llama-3.2-1B",
+        layers=16,
+        kv_heads=8,
+        head_dim=64,
+        heads=32,
+        hidden=2048,
+        intermediate=8192,
+        vocab=128256,
+        tied_embeddings=True,
         source="meta-llama/Llama-3.2-1B config.json (16 layers, 32 query / 8 KV heads, "
-               "head dim 64, tied head); shares the Llama 3 tokenizer, so it can draft for 3.1.",
+        "head dim 64, tied head); shares the Llama 3 tokenizer, so it can draft for 3.1.",
     ),
     "Llama-3.1-8B": ModelShape(
-        "Llama-3.1-8B", layers=32, kv_heads=8, head_dim=128, heads=32, hidden=4096,
-        intermediate=14336, vocab=128256, tied_embeddings=False,
+        "Llama-3.1-8B",
+        layers=32,
+        kv_heads=8,
+        head_dim=128,
+        heads=32,
+        hidden=4096,
+        intermediate=14336,
+        vocab=128256,
+        tied_embeddings=False,
         source="meta-llama/Llama-3.1-8B config.json (32 layers, 32 query / 8 KV heads, head dim 128).",
     ),
     "Llama-3.1-70B": ModelShape(
-        "Llama-3.1-70B", layers=80, kv_heads=8, head_dim=128, heads=64, hidden=8192,
-        intermediate=28672, vocab=128256, tied_embeddings=False,
+        "Llama-3.1-70B",
+        layers=80,
+        kv_heads=8,
+        head_dim=128,
+        heads=64,
+        hidden=8192,
+        intermediate=28672,
+        vocab=128256,
+        tied_embeddings=False,
         source="meta-llama/Llama-3.1-70B config.json (80 layers, 64 query / 8 KV heads, head dim 128).",
     ),
 }
@@ -149,6 +182,7 @@ def get_shape(model) -> ModelShape:
 
 
 # ---------------------------------------------------------------- the formula
+
 
 def kv_cache_bytes(*, layers, kv_heads, head_dim, bytes_per_element, tokens, sequences=1) -> int:
     """2 × layers × kv_heads × head_dim × bytes_per_element × tokens × sequences (exact int).
@@ -167,8 +201,14 @@ def kv_cache_bytes(*, layers, kv_heads, head_dim, bytes_per_element, tokens, seq
 def model_kv_bytes(model, dtype, tokens, sequences=1) -> int:
     """:func:`kv_cache_bytes` for a preset or ModelShape."""
     m = get_shape(model)
-    return kv_cache_bytes(layers=m.layers, kv_heads=m.kv_heads, head_dim=m.head_dim,
-                          bytes_per_element=check_dtype(dtype), tokens=tokens, sequences=sequences)
+    return kv_cache_bytes(
+        layers=m.layers,
+        kv_heads=m.kv_heads,
+        head_dim=m.head_dim,
+        bytes_per_element=check_dtype(dtype),
+        tokens=tokens,
+        sequences=sequences,
+    )
 
 
 def weight_bytes(model, dtype) -> int:
@@ -177,6 +217,7 @@ def weight_bytes(model, dtype) -> int:
 
 
 # ---------------------------------------------------------------- speculation's working set
+
 
 @dataclass(frozen=True)
 class WorkingSet:
@@ -195,8 +236,14 @@ class WorkingSet:
     draft_weights: int
     budget: int | None = None
 
-    PARTS = ("target_weights", "draft_weights", "target_cache", "target_provisional",
-             "draft_cache", "draft_provisional")
+    PARTS = (
+        "target_weights",
+        "draft_weights",
+        "target_cache",
+        "target_provisional",
+        "draft_cache",
+        "draft_provisional",
+    )
 
     @property
     def kv_total(self) -> int:
@@ -224,8 +271,9 @@ class WorkingSet:
         return {p: getattr(self, p) for p in self.PARTS}
 
 
-def working_set(target, draft, *, dtype, context, sequences, gamma, budget_bytes=None,
-                include_weights=True) -> WorkingSet:
+def working_set(
+    target, draft, *, dtype, context, sequences, gamma, budget_bytes=None, include_weights=True
+) -> WorkingSet:
     """Peak memory of speculative decoding: caches for ``context`` tokens per sequence in both
     models, plus γ provisional positions in each, plus (optionally) both models' weights.
 
@@ -254,17 +302,20 @@ def working_set(target, draft, *, dtype, context, sequences, gamma, budget_bytes
 
 def per_sequence_bytes(target, draft, *, dtype, context, gamma) -> int:
     """KV bytes one more sequence adds at the peak (target and draft, context + γ each)."""
-    ws = working_set(target, draft, dtype=dtype, context=context, sequences=1, gamma=gamma,
-                     include_weights=False)
+    ws = working_set(
+        target, draft, dtype=dtype, context=context, sequences=1, gamma=gamma, include_weights=False
+    )
     return ws.kv_total
 
 
-def max_concurrent_sequences(target, draft, *, dtype, context, gamma, budget_bytes,
-                             include_weights=True) -> int:
+def max_concurrent_sequences(
+    target, draft, *, dtype, context, gamma, budget_bytes, include_weights=True
+) -> int:
     """The most sequences whose peak working set fits in ``budget_bytes`` (0 if none fits)."""
     budget = check_budget(budget_bytes)
-    fixed = working_set(target, draft, dtype=dtype, context=context, sequences=1, gamma=gamma,
-                        include_weights=include_weights)
+    fixed = working_set(
+        target, draft, dtype=dtype, context=context, sequences=1, gamma=gamma, include_weights=include_weights
+    )
     weights = fixed.target_weights + fixed.draft_weights
     per_seq = fixed.kv_total
     if budget < weights:

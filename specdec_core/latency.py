@@ -25,6 +25,7 @@ lock-step pads each sequence to the longest run of the round, wasting
 
 Times are declared budgets (ms): a result is *derived from assumed inputs*.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -51,7 +52,9 @@ def _emitted_counts(records) -> np.ndarray:
     try:
         items = list(records)
     except TypeError:
-        raise ValueError(f"records must be RoundRecords or a sequence of token counts, got {records!r}") from None
+        raise ValueError(
+            f"records must be RoundRecords or a sequence of token counts, got {records!r}"
+        ) from None
     if not items:
         raise ValueError("records is empty")
     ks = [len(r.emitted) if hasattr(r, "emitted") else check_int(r, "records", 1) for r in items]
@@ -60,8 +63,9 @@ def _emitted_counts(records) -> np.ndarray:
     return np.asarray(ks, dtype=np.int64)
 
 
-def round_times_ms(records, *, draft_per_token_ms, verify_base_ms, verify_per_position_ms=0,
-                   overhead_ms=0) -> np.ndarray:
+def round_times_ms(
+    records, *, draft_per_token_ms, verify_base_ms, verify_per_position_ms=0, overhead_ms=0
+) -> np.ndarray:
     """Each round's time under notebook 05's budget (3): γ_r·draft + base + per_position·(γ_r + 1)
     + overhead, with γ_r the round's own γ (the last round may draft fewer). float64, ms."""
     if isinstance(records, (str, bytes)) or not hasattr(records, "__iter__"):
@@ -70,10 +74,17 @@ def round_times_ms(records, *, draft_per_token_ms, verify_base_ms, verify_per_po
     if not recs or not all(hasattr(r, "gamma") for r in recs):
         raise ValueError("records must be a non-empty sequence of RoundRecords")
     o = check_time(overhead_ms, "overhead_ms")
-    out = np.array([float(draft_cost_ms(r.gamma, per_token_ms=draft_per_token_ms)
-                          + verify_cost_ms(r.gamma, base_ms=verify_base_ms,
-                                           per_position_ms=verify_per_position_ms) + o)
-                    for r in recs], dtype=np.float64)
+    out = np.array(
+        [
+            float(
+                draft_cost_ms(r.gamma, per_token_ms=draft_per_token_ms)
+                + verify_cost_ms(r.gamma, base_ms=verify_base_ms, per_position_ms=verify_per_position_ms)
+                + o
+            )
+            for r in recs
+        ],
+        dtype=np.float64,
+    )
     if (out <= 0).any():
         raise ValueError("a round takes no time under this budget")
     return out
@@ -108,13 +119,20 @@ def gap_summary(gaps) -> dict:
     g = np.asarray(gaps, dtype=np.float64)
     if g.ndim != 1 or g.size == 0 or not np.isfinite(g).all() or (g < 0).any():
         raise ValueError("gaps must be a non-empty 1-D sequence of non-negative times")
-    return {"mean": float(g.mean()), "median": float(np.median(g)),
-            "p90": float(np.percentile(g, 90)), "p99": float(np.percentile(g, 99)),
-            "max": float(g.max()), "zero_share": float((g == 0).mean()), "n": int(g.size)}
+    return {
+        "mean": float(g.mean()),
+        "median": float(np.median(g)),
+        "p90": float(np.percentile(g, 90)),
+        "p99": float(np.percentile(g, 99)),
+        "max": float(g.max()),
+        "zero_share": float((g == 0).mean()),
+        "n": int(g.size),
+    }
 
 
-def time_to_first_token_ms(*, target_prefill_ms, draft_prefill_ms=0, gamma=0,
-                           draft_per_token_ms=0, overhead_ms=0):
+def time_to_first_token_ms(
+    *, target_prefill_ms, draft_prefill_ms=0, gamma=0, draft_per_token_ms=0, overhead_ms=0
+):
     """Equation (2): target prefill + draft prefill + γ draft steps + overhead (exact stays
     exact). With ``gamma=0`` and no draft it is plain decoding's TTFT."""
     t = check_time(target_prefill_ms, "target_prefill_ms")
@@ -125,6 +143,7 @@ def time_to_first_token_ms(*, target_prefill_ms, draft_prefill_ms=0, gamma=0,
 
 # ---------------------------------------------------------------- ragged batches
 
+
 def padding_waste(K) -> dict:
     """Equation (3) for K of shape (rounds, batch): per round the positions wasted by padding
     every sequence to the round's longest run (int array), and the wasted share of the padded
@@ -134,8 +153,11 @@ def padding_waste(K) -> dict:
         raise ValueError("K must be a non-empty (rounds, batch) array of integers >= 1")
     mx = k.max(axis=1)
     wasted = k.shape[1] * mx - k.sum(axis=1)
-    return {"wasted": wasted.astype(np.int64), "share": wasted / (k.shape[1] * mx),
-            "longest": mx.astype(np.int64)}
+    return {
+        "wasted": wasted.astype(np.int64),
+        "share": wasted / (k.shape[1] * mx),
+        "longest": mx.astype(np.int64),
+    }
 
 
 def simulate_ragged_batch(p, q, *, gamma, batch, rounds, rng) -> np.ndarray:

@@ -4,6 +4,7 @@ Cells whose expected count is below ``min_expected`` are pooled into one cell, s
 chi-square approximation holds. The test *rejects* when the p-value is below the stated
 threshold (default 0.001). With fixed seeds the outcome is deterministic.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -15,6 +16,8 @@ from .distributions import check_int
 
 #: The p-value below which the notebooks and tests reject "the samples follow the law".
 DEFAULT_THRESHOLD = 1e-3
+
+
 def check_law(law, name: str = "law") -> dict:
     """A law {outcome: probability}: non-empty, every probability a finite number ≥ 0 (not a
     bool or string), summing to 1 (exactly for exact values, within SUM_TOL for floats)."""
@@ -47,12 +50,15 @@ class GofResult:
         verdict = "REJECT: not the target law" if self.rejected else "consistent with the target law"
         from .formatting import p_value_phrase
 
-        return (f"chi-square = {self.statistic:.1f} on {self.dof} dof, {p_value_phrase(self.p_value)} "
-                f"(n = {self.n}, reject if p-value < {self.threshold:g}) -> {verdict}")
+        return (
+            f"chi-square = {self.statistic:.1f} on {self.dof} dof, {p_value_phrase(self.p_value)} "
+            f"(n = {self.n}, reject if p-value < {self.threshold:g}) -> {verdict}"
+        )
 
 
-def chi_square_gof(samples, law: dict, *, min_expected: float = 5.0,
-                   threshold: float = DEFAULT_THRESHOLD) -> GofResult:
+def chi_square_gof(
+    samples, law: dict, *, min_expected: float = 5.0, threshold: float = DEFAULT_THRESHOLD
+) -> GofResult:
     """Chi-square test of observed outcomes (an iterable of hashable outcomes, or a Counter)
     against ``law`` ({outcome: probability}). Outcomes outside the law's support make the
     statistic infinite (p-value 0): the sampler produced something impossible."""
@@ -70,11 +76,17 @@ def chi_square_gof(samples, law: dict, *, min_expected: float = 5.0,
     n = sum(counts.values())
     if n == 0:
         raise ValueError("samples is empty")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating)) \
-            or not 0 < threshold < 1:
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float, np.floating))
+        or not 0 < threshold < 1
+    ):
         raise ValueError(f"threshold must be a number in (0, 1), got {threshold!r}")
-    if isinstance(min_expected, bool) or not isinstance(min_expected, (int, float, np.floating)) \
-            or not min_expected > 0:
+    if (
+        isinstance(min_expected, bool)
+        or not isinstance(min_expected, (int, float, np.floating))
+        or not min_expected > 0
+    ):
         raise ValueError(f"min_expected must be a positive number, got {min_expected!r}")
     outside = sum(c for k, c in counts.items() if k not in law)
     if outside:

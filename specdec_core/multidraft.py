@@ -30,6 +30,7 @@ Two **lossy** rules are kept for comparison (:data:`MULTI_DRAFT_RULES`):
 Exact inputs (Fractions) give exact outputs, except that the typical rule's threshold involves
 exp(−H), so its *pass set* is decided in float64; the law given that set stays exact.
 """
+
 from __future__ import annotations
 
 import math
@@ -77,7 +78,9 @@ def check_replacement(replacement, name: str = "replacement") -> bool:
 def check_typical(epsilon, delta) -> tuple[float, float]:
     """ε in (0, 1] and δ ≥ 0, both finite numbers."""
     for name, v in (("epsilon", epsilon), ("delta", delta)):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, Fraction, np.integer, np.floating)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(
+            v, (int, float, Fraction, np.integer, np.floating)
+        ):
             raise ValueError(f"{name} must be a number, got {v!r}")
         if not math.isfinite(float(v)):
             raise ValueError(f"{name} must be finite, got {v!r}")
@@ -96,8 +99,9 @@ def check_k(k, q, replacement: bool, name: str = "k") -> int:
         raise ValueError(f"{name} must be at least 1, got {k}")
     support = int(sum(1 for v in np.asarray(q).flat if v > 0))
     if not replacement and k > support:
-        raise ValueError(f"{name} = {k} candidates without replacement, but the draft q puts mass on "
-                         f"only {support} tokens")
+        raise ValueError(
+            f"{name} = {k} candidates without replacement, but the draft q puts mass on only {support} tokens"
+        )
     return k
 
 
@@ -186,8 +190,9 @@ def sample_candidates(q, k, rng, *, replacement=True) -> tuple:
     return tuple(out)
 
 
-def verify_candidates(p, q, candidates, rng, *, rule="recursive", replacement=True,
-                      epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA):
+def verify_candidates(
+    p, q, candidates, rng, *, rule="recursive", replacement=True, epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA
+):
     """One position, k candidates, under ``rule``. Returns ``(index, token)``; ``index`` is the
     accepted candidate's position in ``candidates`` or ``None`` when every candidate was rejected
     (then ``token`` comes from the fallback: the last residual for "recursive")."""
@@ -204,9 +209,10 @@ def verify_candidates(p, q, candidates, rng, *, rule="recursive", replacement=Tr
     t, s, fallback = pa, qa, pa
     for i, x in enumerate(cands):
         a = float(_accept_prob(rule, t, s, x, pass_set))
-        if rng.random() < a or (t.dtype != object and rule != "typical"
-                                and float(np.maximum(s - t, 0).sum()) < FLOAT_REJECT_TOL):
-            return i, x                     # (a rejection that only float rounding allows is none)
+        if rng.random() < a or (
+            t.dtype != object and rule != "typical" and float(np.maximum(s - t, 0).sum()) < FLOAT_REJECT_TOL
+        ):
+            return i, x  # (a rejection that only float rounding allows is none)
         t, fallback = _next(rule, pa, t, s)
         if not replacement and i + 1 < len(cands):
             s = _remove(s, x)
@@ -228,17 +234,20 @@ class MultiDraftLaw:
 
     ``output``: law of the emitted token; ``acceptance``: P(some candidate accepted);
     ``by_index``: P(candidate i is the accepted one), i = 0 … k−1."""
+
     output: np.ndarray
     acceptance: object
     by_index: tuple
 
 
-def multi_draft_law(p, q, k, *, rule="recursive", replacement=True,
-                    epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA) -> MultiDraftLaw:
+def multi_draft_law(
+    p, q, k, *, rule="recursive", replacement=True, epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA
+) -> MultiDraftLaw:
     """The exact law of one position with k candidates, by enumerating every candidate a
     rejection can leave behind (no formula for the output is assumed)."""
-    accepted, fallbacks = multi_draft_outcomes(p, q, k, rule=rule, replacement=replacement,
-                                               epsilon=epsilon, delta=delta)
+    accepted, fallbacks = multi_draft_outcomes(
+        p, q, k, rule=rule, replacement=replacement, epsilon=epsilon, delta=delta
+    )
     pa, _, exact = check_pair(p, q)
     k = int(k)
     V = len(pa)
@@ -263,10 +272,10 @@ def _outcomes(rule, p, q, k, replacement, pass_set):
         for x in range(len(s)):
             if acc[x] != 0:
                 accepted[(i, x)] += reach * acc[x]
-        rej = s - acc                       # proposed and rejected, per token
+        rej = s - acc  # proposed and rejected, per token
         total = rej.sum()
         if total <= 0 or (t.dtype != object and total < FLOAT_REJECT_TOL):
-            return                          # nothing (or only float rounding) left to reject
+            return  # nothing (or only float rounding) left to reject
         t_next, fb = _next(rule, p, t, s)
         if i + 1 == k:
             fallbacks.append((reach * total, fb))
@@ -281,8 +290,9 @@ def _outcomes(rule, p, q, k, replacement, pass_set):
     return accepted, fallbacks
 
 
-def multi_draft_outcomes(p, q, k, *, rule="recursive", replacement=True,
-                         epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA):
+def multi_draft_outcomes(
+    p, q, k, *, rule="recursive", replacement=True, epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA
+):
     """What can happen at one position with k candidates: ``({(index, token): probability that
     candidate ``index`` is accepted and is ``token``}, [(probability, fallback law), ...])`` for
     the all-rejected paths. The tree verifier composes these node by node."""

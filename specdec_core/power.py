@@ -12,6 +12,7 @@ size too small to catch a broken rule next to one large enough.
 
 Pure layer: numpy, scipy.stats and the library's own simulator and test.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,8 +43,9 @@ class PowerEstimate:
         return self.rejections / self.repeats
 
 
-def chi_square_power(law: dict, alternative: dict, n, *, threshold: float = DEFAULT_THRESHOLD,
-                     min_expected: float = 5.0) -> float:
+def chi_square_power(
+    law: dict, alternative: dict, n, *, threshold: float = DEFAULT_THRESHOLD, min_expected: float = 5.0
+) -> float:
     """Large-sample probability that :func:`specdec_core.lawcheck.chi_square_gof` with ``n``
     samples rejects ``law`` ({outcome: probability}) when the samples really follow
     ``alternative``: P(noncentral χ²(cells − 1, λ) > critical value), λ = n Σ (a − l)²/l over
@@ -55,11 +57,17 @@ def chi_square_power(law: dict, alternative: dict, n, *, threshold: float = DEFA
     from scipy.stats import chi2, ncx2
 
     n = check_int(n, "n", 1)
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating)) \
-            or not 0 < threshold < 1:
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float, np.floating))
+        or not 0 < threshold < 1
+    ):
         raise ValueError(f"threshold must be a number in (0, 1), got {threshold!r}")
-    if isinstance(min_expected, bool) or not isinstance(min_expected, (int, float, np.floating)) \
-            or not min_expected > 0:
+    if (
+        isinstance(min_expected, bool)
+        or not isinstance(min_expected, (int, float, np.floating))
+        or not min_expected > 0
+    ):
         raise ValueError(f"min_expected must be a positive number, got {min_expected!r}")
     law = {x: v for x, v in check_law(law, "law").items() if v > 0}
     alternative = check_law(alternative, "alternative")
@@ -98,8 +106,9 @@ def approximate_power(p, q, rule: str, n, *, threshold: float = DEFAULT_THRESHOL
     return chi_square_power(law, alternative, n, threshold=threshold)
 
 
-def power_table(p, q, rule: str, sizes, *, repeats: int, seed: int,
-                threshold: float = DEFAULT_THRESHOLD) -> list:
+def power_table(
+    p, q, rule: str, sizes, *, repeats: int, seed: int, threshold: float = DEFAULT_THRESHOLD
+) -> list:
     """For each sample size in ``sizes``: ``repeats`` independent experiments (one seeded
     generator, drawn in a fixed order), each simulating ``n`` positions with correction ``rule``
     and testing the emitted symbols against p. Returns one :class:`PowerEstimate` per size."""

@@ -5,6 +5,7 @@ lists them. Modules that used to define a question re-export it under its old na
 of the right answer is chosen by hand and varies from question to question (a test checks that no
 position holds more than half of the answers, and that the answer is not always the longest option).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,8 +15,8 @@ from dataclasses import dataclass
 class Question:
     prompt: str
     options: tuple
-    answer: int          # index into options
-    explanation: str     # shown after any attempt
+    answer: int  # index into options
+    explanation: str  # shown after any attempt
 
     def __post_init__(self):
         if not self.options:
@@ -39,205 +40,237 @@ def grade(question: Question, choice) -> tuple[bool, str]:
 
 TRUTH_QUESTION = Question(
     prompt="Speculative sampling reproduces the target's distribution exactly. Does that make the "
-           "sampled statements true?",
-    options=("Yes: the target checks every token the draft proposes",
-             "No",
-             "Only when α = 1"),
+    "sampled statements true?",
+    options=("Yes: the target checks every token the draft proposes", "No", "Only when α = 1"),
     answer=1,
     explanation="It guarantees the same *law* as sampling the target alone, nothing more. If the "
-                "target puts probability on a false continuation, so does speculative sampling "
-                "(notebook 00 shows one, with its exact probability).",
+    "target puts probability on a false continuation, so does speculative sampling "
+    "(notebook 00 shows one, with its exact probability).",
 )
 
 # ---------------------------------------------------------------- 01 · proposals and acceptance
 
 ACCEPTANCE_RULE_QUESTION = Question(
     prompt="Target p = [0.6, 0.3, 0.1], draft q = [0.2, 0.3, 0.5]. The draft proposes C. With "
-           "what probability does the target keep it?",
+    "what probability does the target keep it?",
     options=("0.1", "0.5", "0.2"),
     answer=2,
     explanation="a(C) = min(1, p(C)/q(C)) = min(1, 0.1/0.5) = 0.2. The accepted mass of C is then "
-                "0.5 × 0.2 = 0.1 = p(C): acceptance alone already gives C exactly its target share.",
+    "0.5 × 0.2 = 0.1 = p(C): acceptance alone already gives C exactly its target share.",
 )
 
 # ---------------------------------------------------------------- 02 · residual correction
 
 RESIDUAL_QUESTION = Question(
     prompt="With p = [0.6, 0.3, 0.1] (target) and q = [0.2, 0.3, 0.5] (draft), a rejected "
-           "proposal is replaced by a token drawn from which distribution?",
-    options=("The draft q = [0.2, 0.3, 0.5]", "A uniform distribution over A, B and C",
-             "The residual [1, 0, 0]"),
+    "proposal is replaced by a token drawn from which distribution?",
+    options=(
+        "The draft q = [0.2, 0.3, 0.5]",
+        "A uniform distribution over A, B and C",
+        "The residual [1, 0, 0]",
+    ),
     answer=2,
     explanation="Only A has p > q; max(p − q, 0) = [0.4, 0, 0] normalizes to [1, 0, 0]. The 0.4 of "
-                "rejected mass then restores exactly the 0.4 that A was missing: 0.2 + 0.4 = 0.6.",
+    "rejected mass then restores exactly the 0.4 that A was missing: 0.2 + 0.4 = 0.6.",
 )
 
 P_VALUE_QUESTION = Question(
     prompt="A chi-square test of a sampler against the target's law gives p-value = 0.02, with the "
-           "threshold fixed at 0.001 beforehand. What does 0.02 say?",
-    options=("The sampler is wrong with probability 0.98",
-             "If the sampler were right, a statistic at least this large would turn up about 2% of the time",
-             "The sampler is right with probability 0.02"),
+    "threshold fixed at 0.001 beforehand. What does 0.02 say?",
+    options=(
+        "The sampler is wrong with probability 0.98",
+        "If the sampler were right, a statistic at least this large would turn up about 2% of the time",
+        "The sampler is right with probability 0.02",
+    ),
     answer=1,
     explanation="A p-value is computed assuming the law is right; it is not the probability that the "
-                "sampler is right or wrong. 0.02 is above the threshold, so the test does not reject; "
-                "a correct sampler lands there about one time in fifty.",
+    "sampler is right or wrong. 0.02 is above the threshold, so the test does not reject; "
+    "a correct sampler lands there about one time in fifty.",
 )
 
 # ---------------------------------------------------------------- 03 · one round
 
 ROUND_COUNT_QUESTION = Question(
     prompt="With γ = 4, a round accepts proposal 1 and rejects proposal 2. How many tokens does it "
-           "emit, and how many of the γ + 1 = 5 scored target rows go unused?",
+    "emit, and how many of the γ + 1 = 5 scored target rows go unused?",
     options=("1 emitted, 4 unused", "2 emitted, 1 unused", "2 emitted, 3 unused"),
     answer=2,
     explanation="Emitted = 1 accepted + 1 correction = 2. Row 2, the rejected position's row, is used: "
-                "the correction is drawn from its residual. Rows 3 and 4 (after the discarded proposals) "
-                "and row 5 (the bonus row) go unused: 3, and 2 + 3 = 5.",
+    "the correction is drawn from its residual. Rows 3 and 4 (after the discarded proposals) "
+    "and row 5 (the bonus row) go unused: 3, and 2 + 3 = 5.",
 )
 
 SAME_SEED_QUESTION = Question(
     prompt="With the same seed, speculative sampling writes a different text than plain sampling. "
-           "What follows?",
-    options=("Nothing: only the law must match, and a goodness-of-fit test over many texts checks that",
-             "The speculative sampler is wrong",
-             "The seed was not fixed"),
+    "What follows?",
+    options=(
+        "Nothing: only the law must match, and a goodness-of-fit test over many texts checks that",
+        "The speculative sampler is wrong",
+        "The seed was not fixed",
+    ),
     answer=0,
     explanation="The two samplers use their random numbers differently, so single texts differ; over "
-                "many texts both pass the chi-square test against the exact target law.",
+    "many texts both pass the chi-square test against the exact target law.",
 )
 
 STOP_QUESTION = Question(
     prompt="γ = 4 and the end-of-sequence token is a stop token. The draft proposes B, <eos>, C, D and "
-           "the target accepts all four. What does the round add to the text?",
-    options=("B, <eos>, C, D and a bonus token",
-             "B, <eos>: the text ends there",
-             "B only: <eos> is never emitted"),
+    "the target accepts all four. What does the round add to the text?",
+    options=(
+        "B, <eos>, C, D and a bonus token",
+        "B, <eos>: the text ends there",
+        "B only: <eos> is never emitted",
+    ),
     answer=1,
     explanation="The text ends at the stop token, so the round stops there: C, D and the bonus token "
-                "are discarded although C and D were accepted, and the accounting counts 2 tokens for "
-                "this round. Plain sampling would also have ended after <eos>, so the law is unchanged.",
+    "are discarded although C and D were accepted, and the accounting counts 2 tokens for "
+    "this round. Plain sampling would also have ended after <eos>, so the law is unchanged.",
 )
 
 # ---------------------------------------------------------------- 04 · tokens per round
 
 EXPECTED_COUNT_QUESTION = Question(
     prompt="Each proposal is accepted independently with α = 0.6 and the draft proposes γ = 2 "
-           "tokens. How many tokens does a round emit on average, counting the correction or bonus?",
+    "tokens. How many tokens does a round emit on average, counting the correction or bonus?",
     options=("1.96", "1.2", "3"),
     answer=0,
     explanation="E[K] = 1 + α + α² = 1 + 0.6 + 0.36 = 1.96. The first token always comes (a "
-                "correction or an accepted proposal); each further one needs one more acceptance.",
+    "correction or an accepted proposal); each further one needs one more acceptance.",
 )
 
 ACCEPTANCE_LENGTH_QUESTION = Question(
     prompt="A dashboard reports the draft's 'acceptance' (accepted / proposed) falling from 48% to 28% "
-           "when γ goes from 2 to 5, with the same draft and target (iid α = 0.6). What happened to "
-           "the tokens emitted per round?",
-    options=("They fell too: the draft got worse",
-             "Nothing: acceptance and tokens per round are the same number",
-             "They rose, from 1.96 to about 2.38"),
+    "when γ goes from 2 to 5, with the same draft and target (iid α = 0.6). What happened to "
+    "the tokens emitted per round?",
+    options=(
+        "They fell too: the draft got worse",
+        "Nothing: acceptance and tokens per round are the same number",
+        "They rose, from 1.96 to about 2.38",
+    ),
     answer=2,
     explanation="Under iid α, accepted/proposed is (α + … + α^γ)/γ: 0.48 at γ = 2 and 0.28 at γ = 5, "
-                "because proposals after the first rejection are discarded unchecked but still count "
-                "as proposed. Mean K = 1 + α + … + α^γ only grows with γ: 1.96, then 2.38. Say which "
-                "'acceptance' you mean.",
+    "because proposals after the first rejection are discarded unchecked but still count "
+    "as proposed. Mean K = 1 + α + … + α^γ only grows with γ: 1.96, then 2.38. Say which "
+    "'acceptance' you mean.",
 )
 
 # ---------------------------------------------------------------- 05 · tokens per second
 
 TIMING_QUESTION = Question(
     prompt="Two drafts for the same target, γ = 2, 6 ms of verification and 1 ms overhead per round, "
-           "6 ms per baseline token (assumed budgets). Draft A: α = 0.8, but its two drafting steps "
-           "take 8 ms. Draft B: α = 0.6, drafting 2 ms. Which gives more tokens per second?",
-    options=("B: about 217.8 tokens/s; A gets about 162.7, below even the 166.7 baseline",
-             "A: higher acceptance means more tokens per round, so it wins",
-             "Both beat the baseline, A by more"),
+    "6 ms per baseline token (assumed budgets). Draft A: α = 0.8, but its two drafting steps "
+    "take 8 ms. Draft B: α = 0.6, drafting 2 ms. Which gives more tokens per second?",
+    options=(
+        "B: about 217.8 tokens/s; A gets about 162.7, below even the 166.7 baseline",
+        "A: higher acceptance means more tokens per round, so it wins",
+        "Both beat the baseline, A by more",
+    ),
     answer=0,
     explanation="E[K] is 1 + 0.8 + 0.64 = 2.44 for A and 1.96 for B, but A's round takes 8 + 6 + 1 = 15 ms "
-                "(2.44/0.015 ≈ 162.67 tokens/s) and B's 9 ms (1.96/0.009 ≈ 217.78). Verification costs "
-                "the same for both: it scores γ + 1 positions whoever proposed them. Tokens per round do "
-                "not settle it; the budget does, and only measuring the real workload tells you the budget.",
+    "(2.44/0.015 ≈ 162.67 tokens/s) and B's 9 ms (1.96/0.009 ≈ 217.78). Verification costs "
+    "the same for both: it scores γ + 1 positions whoever proposed them. Tokens per round do "
+    "not settle it; the budget does, and only measuring the real workload tells you the budget.",
 )
 
 # ---------------------------------------------------------------- 06 · state, roofline, batching
 
 KV_QUESTION = Question(
     prompt="Llama-3.1-8B serves 16 sequences of 8,192 tokens in bf16 and Llama-3.2-1B starts "
-           "drafting γ = 4 tokens per round. Which addition to the KV memory is the largest?",
-    options=("The 4 provisional target positions per sequence",
-             "None: rejected positions are rolled back, so speculation adds nothing",
-             "The draft's own cache for the 8,192-token context"),
+    "drafting γ = 4 tokens per round. Which addition to the KV memory is the largest?",
+    options=(
+        "The 4 provisional target positions per sequence",
+        "None: rejected positions are rolled back, so speculation adds nothing",
+        "The draft's own cache for the 8,192-token context",
+    ),
     answer=2,
     explanation="The draft caches the whole context: 16 × 8,192 tokens × 32 KiB = 4 GiB. The "
-                "provisional target positions are 16 × 4 × 128 KiB = 8 MiB. Rollback happens after "
-                "verification, so the provisional positions still count at the peak.",
+    "provisional target positions are 16 × 4 × 128 KiB = 8 MiB. Rollback happens after "
+    "verification, so the provisional positions still count at the peak.",
 )
 
 # ---------------------------------------------------------------- 07 · sampling transforms
 
 TRANSFORM_QUESTION = Question(
     prompt="The draft samples its proposals after top-k = 10, but hands the verifier its full, "
-           "untruncated softmax as q. The target's p gets the same top-k. Does the output follow "
-           "the target's top-k distribution?",
-    options=("No: q must be the distribution the proposals were really drawn from",
-             "Yes: the target decides in the end, so the draft's q does not matter",
-             "Yes, provided the acceptance rate is high enough"),
+    "untruncated softmax as q. The target's p gets the same top-k. Does the output follow "
+    "the target's top-k distribution?",
+    options=(
+        "No: q must be the distribution the proposals were really drawn from",
+        "Yes: the target decides in the end, so the draft's q does not matter",
+        "Yes, provided the acceptance rate is high enough",
+    ),
     answer=0,
     explanation="The acceptance test min(1, p/q) and the residual max(p − q, 0) only rebuild p when "
-                "q is the law the proposal came from. Here the draft never proposes symbols outside "
-                "its top 10, yet q says it might, so the symbols it does propose are accepted too "
-                "rarely or too often and the output is biased.",
+    "q is the law the proposal came from. Here the draft never proposes symbols outside "
+    "its top 10, yet q says it might, so the symbols it does propose are accepted too "
+    "rarely or too often and the output is biased.",
 )
 
 # ---------------------------------------------------------------- 09 · a real model
 
 MEASURE_QUESTION = Question(
     prompt="On this 2-core CPU, prompt lookup drafts almost for free and almost every proposal is accepted on the "
-           "copy-heavy prompt. Why is the speed-up still well below γ + 1?",
-    options=("Because strict verification rejects most correct proposals",
-             "Because scoring γ + 1 positions in one target call costs several single steps here",
-             "Because the draft's proposals change the target's output distribution"),
+    "copy-heavy prompt. Why is the speed-up still well below γ + 1?",
+    options=(
+        "Because strict verification rejects most correct proposals",
+        "Because scoring γ + 1 positions in one target call costs several single steps here",
+        "Because the draft's proposals change the target's output distribution",
+    ),
     answer=1,
     explanation="With a free draft and every proposal accepted, a round emits γ + 1 tokens for one verification "
-                "call, so the speed-up is at most (γ + 1) ÷ (cost of that call in single steps). On a small CPU the "
-                "matrix products are not free for extra rows, so that cost grows with γ and caps the gain.",
+    "call, so the speed-up is at most (γ + 1) ÷ (cost of that call in single steps). On a small CPU the "
+    "matrix products are not free for extra rows, so that cost grows with γ and caps the gain.",
 )
 
 #: The lesson card's three questions.
 CARD_QUESTIONS = (RESIDUAL_QUESTION, EXPECTED_COUNT_QUESTION, TRUTH_QUESTION)
 
 #: Every question of the collection, in notebook order.
-ALL_QUESTIONS = (TRUTH_QUESTION, ACCEPTANCE_RULE_QUESTION, RESIDUAL_QUESTION, P_VALUE_QUESTION,
-                 ROUND_COUNT_QUESTION, SAME_SEED_QUESTION, STOP_QUESTION, EXPECTED_COUNT_QUESTION,
-                 ACCEPTANCE_LENGTH_QUESTION, TIMING_QUESTION, KV_QUESTION, TRANSFORM_QUESTION,
-                 MEASURE_QUESTION)
+ALL_QUESTIONS = (
+    TRUTH_QUESTION,
+    ACCEPTANCE_RULE_QUESTION,
+    RESIDUAL_QUESTION,
+    P_VALUE_QUESTION,
+    ROUND_COUNT_QUESTION,
+    SAME_SEED_QUESTION,
+    STOP_QUESTION,
+    EXPECTED_COUNT_QUESTION,
+    ACCEPTANCE_LENGTH_QUESTION,
+    TIMING_QUESTION,
+    KV_QUESTION,
+    TRANSFORM_QUESTION,
+    MEASURE_QUESTION,
+)
 
 # ---------------------------------------------------------------- 05 · latency, 06 · the roofline
 
 LATENCY_QUESTION = Question(
     prompt="A speculative decoder emits 3 tokens per round on average and a round takes 12 ms, so it "
-           "averages 250 tokens/s (4 ms per token). What does a reader watching the stream see?",
-    options=("A token every 4 ms, evenly",
-             "Bursts: a wait of about 12 ms, then a few tokens at once",
-             "A token every 12 ms"),
+    "averages 250 tokens/s (4 ms per token). What does a reader watching the stream see?",
+    options=(
+        "A token every 4 ms, evenly",
+        "Bursts: a wait of about 12 ms, then a few tokens at once",
+        "A token every 12 ms",
+    ),
     answer=1,
     explanation="All tokens of a round appear when the round ends. The gaps are one round long or "
-                "zero; only their mean is 4 ms. Time to first token grows too: the draft must read "
-                "the prompt before the first round can start.",
+    "zero; only their mean is 4 ms. Time to first token grows too: the draft must read "
+    "the prompt before the first round can start.",
 )
 
 ROOFLINE_QUESTION = Question(
     prompt="A server decodes 64 sequences at once with short contexts, and its decode step is already "
-           "compute-bound. What does speculation with γ = 4 do to each round's verification pass?",
-    options=("Nothing: verifying γ + 1 positions costs one step, as at batch 1",
-             "It costs about γ + 1 = 5 decode steps, so speculation likely loses",
-             "It becomes cheaper, because the batch shares the draft"),
+    "compute-bound. What does speculation with γ = 4 do to each round's verification pass?",
+    options=(
+        "Nothing: verifying γ + 1 positions costs one step, as at batch 1",
+        "It costs about γ + 1 = 5 decode steps, so speculation likely loses",
+        "It becomes cheaper, because the batch shares the draft",
+    ),
     answer=1,
     explanation="Verification is cheap only while a pass is memory-bound: the weights are read once "
-                "whatever the number of positions. Past the ridge point every position costs its "
-                "FLOPs, so 5 positions cost about 5 steps and the accepted tokens no longer pay for "
-                "them. That is why serving engines lower γ, or switch speculation off, under load.",
+    "whatever the number of positions. Past the ridge point every position costs its "
+    "FLOPs, so 5 positions cost about 5 steps and the accepted tokens no longer pay for "
+    "them. That is why serving engines lower γ, or switch speculation off, under load.",
 )
 
 ALL_QUESTIONS = ALL_QUESTIONS + (LATENCY_QUESTION, ROOFLINE_QUESTION)
@@ -246,40 +279,46 @@ ALL_QUESTIONS = ALL_QUESTIONS + (LATENCY_QUESTION, ROOFLINE_QUESTION)
 
 MULTI_DRAFT_QUESTION = Question(
     prompt="Two candidates are drawn independently from the draft q. The target rejects the first. "
-           "Against which distribution is the second candidate tested, so that the emitted token still "
-           "follows p exactly?",
-    options=("The target p itself, as if nothing had happened",
-             "The draft q",
-             "The residual: max(p − q, 0), normalized"),
+    "Against which distribution is the second candidate tested, so that the emitted token still "
+    "follows p exactly?",
+    options=(
+        "The target p itself, as if nothing had happened",
+        "The draft q",
+        "The residual: max(p − q, 0), normalized",
+    ),
     answer=2,
     explanation="A rejection says the token is not in the part of p that q already covered. What is left "
-                "to produce is the residual, so the second candidate faces it (and, without replacement, "
-                "the proposal drops the rejected token). Testing against p again over-produces the tokens "
-                "q likes: that is the lossy 'no residual update' rule.",
+    "to produce is the residual, so the second candidate faces it (and, without replacement, "
+    "the proposal drops the rejected token). Testing against p again over-produces the tokens "
+    "q likes: that is the lossy 'no residual update' rule.",
 )
 
 TYPICAL_QUESTION = Question(
     prompt="Medusa-style typical acceptance keeps a candidate whenever the target gives it more than "
-           "min(ε, δ·exp(−H(p))). What does a system give up by using it?",
-    options=("The exact target law: it accepts more and emits a different distribution",
-             "Nothing: it is lossless whenever ε is small",
-             "Speed: it accepts fewer candidates than recursive rejection"),
+    "min(ε, δ·exp(−H(p))). What does a system give up by using it?",
+    options=(
+        "The exact target law: it accepts more and emits a different distribution",
+        "Nothing: it is lossless whenever ε is small",
+        "Speed: it accepts fewer candidates than recursive rejection",
+    ),
     answer=0,
     explanation="The rule never looks at q and has no residual, so any plausible candidate passes and "
-                "the output leans toward what the draft proposes. It is faster but not the target; a "
-                "system might accept that where only plausibility matters, never where the sampled "
-                "distribution itself is the product (evaluation, calibrated sampling).",
+    "the output leans toward what the draft proposes. It is faster but not the target; a "
+    "system might accept that where only plausibility matters, never where the sampled "
+    "distribution itself is the product (evaluation, calibrated sampling).",
 )
 
 TREE_MASK_QUESTION = Question(
     prompt="A token tree holds the branches 'the cat' and 'the dog', scored in one target pass. "
-           "Which earlier tree positions may the node 'dog' attend to?",
-    options=("Every node before it in the flattened list, 'cat' included",
-             "The prefix, 'the' and itself, but not 'cat'",
-             "Only itself"),
+    "Which earlier tree positions may the node 'dog' attend to?",
+    options=(
+        "Every node before it in the flattened list, 'cat' included",
+        "The prefix, 'the' and itself, but not 'cat'",
+        "Only itself",
+    ),
     answer=1,
     explanation="Each node must see exactly the context it would have in a plain pass: the prefix and its "
-                "own ancestors. A sibling branch is a different continuation, so the mask hides it.",
+    "own ancestors. A sibling branch is a different continuation, so the mask hides it.",
 )
 
 ALL_QUESTIONS = ALL_QUESTIONS + (MULTI_DRAFT_QUESTION, TYPICAL_QUESTION, TREE_MASK_QUESTION)

@@ -21,6 +21,7 @@ Steps of one round with γ proposals x₁…x_γ::
 The replay of a list of records starts with one ``start`` step (all counters 0); clicking
 "next" n times shows step n. Counters are cumulative over the rounds replayed so far.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -148,7 +149,7 @@ def _check_record(rec, k):
     if len(made) != acc + 1 or made[:acc] != tuple(rec.proposals[:acc]):
         raise ValueError(f"records[{k}]: produced {made} is not the accepted prefix + 1 token")
     stop_at = getattr(rec, "stop_at", None)
-    cut = made if stop_at is None else made[:stop_at + 1]
+    cut = made if stop_at is None else made[: stop_at + 1]
     if stop_at is not None and not 0 <= stop_at < len(made):
         raise ValueError(f"records[{k}]: stop_at={stop_at} outside 0..{len(made) - 1}")
     if tuple(rec.emitted) != cut:
@@ -166,8 +167,7 @@ def replay_steps(records, *, correction: str = "residual") -> list[ReplayStep]:
         _check_record(rec, k)
     c = Counters()
     first_prefix = tuple(records[0].prefix) if records else ()
-    steps = [ReplayStep(0, 0 if records else -1, "start", (), c, prefix=first_prefix,
-                        proposals=())]
+    steps = [ReplayStep(0, 0 if records else -1, "start", (), c, prefix=first_prefix, proposals=())]
 
     def add(**kw):
         steps.append(ReplayStep(index=len(steps), **kw))
@@ -175,9 +175,14 @@ def replay_steps(records, *, correction: str = "residual") -> list[ReplayStep]:
     for k, rec in enumerate(records):
         g = len(rec.proposals)
         xs = tuple(int(x) for x in rec.proposals)
-        base = dict(round=k, prefix=tuple(rec.prefix), proposals=xs,
-                    p_xs=tuple(float(v) for v in rec.p_x), q_xs=tuple(float(v) for v in rec.q_x),
-                    ratios=tuple(float(v) for v in rec.ratios))
+        base = dict(
+            round=k,
+            prefix=tuple(rec.prefix),
+            proposals=xs,
+            p_xs=tuple(float(v) for v in rec.p_x),
+            q_xs=tuple(float(v) for v in rec.q_x),
+            ratios=tuple(float(v) for v in rec.ratios),
+        )
         all_draws = tuple(float(v) for v in rec.draws)
         status = ["proposed"] * g
         c = replace(c, proposed=c.proposed + g)
@@ -189,10 +194,20 @@ def replay_steps(records, *, correction: str = "residual") -> list[ReplayStep]:
             ok = rec.stop != i
             status[i] = "accepted" if ok else "rejected"
             c = replace(c, accepted=c.accepted + ok, rejected=c.rejected + (not ok))
-            add(kind="accept" if ok else "reject", statuses=tuple(status), counters=c, scored=True,
-                position=i, token=xs[i], u=float(rec.draws[i]), ratio=float(rec.ratios[i]),
+            add(
+                kind="accept" if ok else "reject",
+                statuses=tuple(status),
+                counters=c,
+                scored=True,
+                position=i,
+                token=xs[i],
+                u=float(rec.draws[i]),
+                ratio=float(rec.ratios[i]),
                 p_x=float(rec.p_x[i]) if len(rec.p_x) > i else None,
-                q_x=float(rec.q_x[i]) if len(rec.q_x) > i else None, draws=all_draws[:i + 1], **base)
+                q_x=float(rec.q_x[i]) if len(rec.q_x) > i else None,
+                draws=all_draws[: i + 1],
+                **base,
+            )
         made = tuple(int(t) for t in (getattr(rec, "produced", None) or rec.emitted))
         final = made[-1]
         acc = checked if rec.stop is None else rec.stop
@@ -202,33 +217,77 @@ def replay_steps(records, *, correction: str = "residual") -> list[ReplayStep]:
                 for j in range(rec.stop + 1, g):
                     status[j] = "discarded"
                 c = replace(c, discarded=c.discarded + n_disc)
-                add(kind="discard", statuses=tuple(status), counters=c, scored=True,
-                    position=rec.stop + 1, draws=all_draws, **base)
+                add(
+                    kind="discard",
+                    statuses=tuple(status),
+                    counters=c,
+                    scored=True,
+                    position=rec.stop + 1,
+                    draws=all_draws,
+                    **base,
+                )
             p_row = _row_tuple(rec.p_rows, rec.stop)
             q_row = _row_tuple(rec.q_rows, rec.stop)
             row = correction_row(p_row, q_row, correction) if p_row and q_row else None
-            pos = (tuple(float(v) for v in correction_weights(np.asarray(p_row), np.asarray(q_row),
-                                                              "unnormalized"))
-                   if p_row and q_row else None)
-            c = replace(c, corrections=c.corrections + 1, emitted=c.emitted + acc + 1,
-                        rounds_done=c.rounds_done + 1)
-            add(kind="correct", statuses=tuple(status), counters=c, scored=True, final=final,
-                final_kind="correction", position=rec.stop, token=final, row=row,
-                p_row=p_row, q_row=q_row, positive_part=pos, draws=all_draws, **base)
+            pos = (
+                tuple(
+                    float(v) for v in correction_weights(np.asarray(p_row), np.asarray(q_row), "unnormalized")
+                )
+                if p_row and q_row
+                else None
+            )
+            c = replace(
+                c, corrections=c.corrections + 1, emitted=c.emitted + acc + 1, rounds_done=c.rounds_done + 1
+            )
+            add(
+                kind="correct",
+                statuses=tuple(status),
+                counters=c,
+                scored=True,
+                final=final,
+                final_kind="correction",
+                position=rec.stop,
+                token=final,
+                row=row,
+                p_row=p_row,
+                q_row=q_row,
+                positive_part=pos,
+                draws=all_draws,
+                **base,
+            )
         else:
             p_row = _row_tuple(rec.p_rows, g)
-            c = replace(c, bonus=c.bonus + 1, emitted=c.emitted + g + 1,
-                        rounds_done=c.rounds_done + 1)
-            add(kind="bonus", statuses=tuple(status), counters=c, scored=True, final=final,
-                final_kind="bonus", position=g, token=final, row=p_row, p_row=p_row,
-                draws=all_draws, **base)
+            c = replace(c, bonus=c.bonus + 1, emitted=c.emitted + g + 1, rounds_done=c.rounds_done + 1)
+            add(
+                kind="bonus",
+                statuses=tuple(status),
+                counters=c,
+                scored=True,
+                final=final,
+                final_kind="bonus",
+                position=g,
+                token=final,
+                row=p_row,
+                p_row=p_row,
+                draws=all_draws,
+                **base,
+            )
         stop_at = getattr(rec, "stop_at", None)
         if stop_at is not None:
             after = len(made) - stop_at - 1
             c = replace(c, emitted=c.emitted - after, after_stop=c.after_stop + after)
-            add(kind="stop", statuses=tuple(status), counters=c, scored=True, final=final,
+            add(
+                kind="stop",
+                statuses=tuple(status),
+                counters=c,
+                scored=True,
+                final=final,
                 final_kind="correction" if rec.stop is not None else "bonus",
-                position=stop_at, token=made[stop_at], draws=all_draws, **base)
+                position=stop_at,
+                token=made[stop_at],
+                draws=all_draws,
+                **base,
+            )
     return steps
 
 
@@ -247,11 +306,12 @@ def format_counters(step: ReplayStep, n_rounds: int) -> str:
     """The counters line shown under the stepper (plain text, no markup)."""
     c = step.counters
     rnd = f"round {step.round + 1} of {n_rounds}" if n_rounds else "no rounds"
-    return (f"{rnd} · draft proposals {c.proposed} · target rows scored {c.scored} · "
-            f"accepted tokens {c.accepted} · unused target rows {c.rejected_work} "
-            f"({c.discarded} after the rejected position + {c.rejected} bonus) · "
-            f"emitted output {c.emitted}"
-            + (f" · discarded after stop {c.after_stop}" if c.after_stop else ""))
+    return (
+        f"{rnd} · draft proposals {c.proposed} · target rows scored {c.scored} · "
+        f"accepted tokens {c.accepted} · unused target rows {c.rejected_work} "
+        f"({c.discarded} after the rejected position + {c.rejected} bonus) · "
+        f"emitted output {c.emitted}" + (f" · discarded after stop {c.after_stop}" if c.after_stop else "")
+    )
 
 
 def _sub(i: int) -> str:
@@ -271,27 +331,37 @@ def describe_step(step: ReplayStep, symbols=None, digits: int = 3) -> str:
         return f"Round {step.round + 1}: the draft proposes {g} token{'s' * (g != 1)}: {xs}."
     if step.kind == "score":
         last = f"p{_sub(g + 1)}"
-        return (f"The target scores all {g + 1} positions in one pass: p₁…{last} "
-                f"({last} is only used if every proposal passes).")
+        return (
+            f"The target scores all {g + 1} positions in one pass: p₁…{last} "
+            f"({last} is only used if every proposal passes)."
+        )
     i = step.position
     if step.kind in ("accept", "reject"):
         rel = "<" if step.kind == "accept" else "≥"
         verdict = "accepted" if step.kind == "accept" else "rejected"
-        return (f"Check {i + 1}: {name(step.token)} has p = {step.p_x:.{digits}f}, q = {step.q_x:.{digits}f}; "
-                f"u = {step.u:.{digits}f} {rel} min(1, p/q) = {step.ratio:.{digits}f}, so {name(step.token)} is {verdict}.")
+        return (
+            f"Check {i + 1}: {name(step.token)} has p = {step.p_x:.{digits}f}, q = {step.q_x:.{digits}f}; "
+            f"u = {step.u:.{digits}f} {rel} min(1, p/q) = {step.ratio:.{digits}f}, so {name(step.token)} is {verdict}."
+        )
     if step.kind == "discard":
         rest = " ".join(name(x) for x in step.proposals[i:])
         return f"The proposals after the rejection ({rest}) are discarded unchecked: their prefix is gone."
     if step.kind == "correct":
-        return (f"Correction: {name(step.final)} is drawn from the residual at the rejected "
-                f"position's prefix; the round emits {step.position + 1} token{'s' * (step.position != 0)}.")
+        return (
+            f"Correction: {name(step.final)} is drawn from the residual at the rejected "
+            f"position's prefix; the round emits {step.position + 1} token{'s' * (step.position != 0)}."
+        )
     if step.kind == "stop":
         kept = step.position + 1
-        return (f"{name(step.token)} is a stop token: the output ends with it, so the round keeps "
-                f"{kept} token{'s' * (kept != 1)}; what it made after {name(step.token)} is discarded "
-                f"and generation ends.")
-    return (f"All {g} accepted: a bonus token {name(step.final)} is drawn from p{_sub(g + 1)}; "
-            f"the round emits {g + 1} tokens.")
+        return (
+            f"{name(step.token)} is a stop token: the output ends with it, so the round keeps "
+            f"{kept} token{'s' * (kept != 1)}; what it made after {name(step.token)} is discarded "
+            f"and generation ends."
+        )
+    return (
+        f"All {g} accepted: a bonus token {name(step.final)} is drawn from p{_sub(g + 1)}; "
+        f"the round emits {g + 1} tokens."
+    )
 
 
 def counters_line(records, n_clicks: int) -> str:

@@ -23,6 +23,7 @@ exact Fractions; any float gives floats. Hardware numbers are either **assumed**
 datasheet, named in ``source``) or **measured** (built from ``benchmarks/results/hardware.json``
 by :func:`hardware_from_benchmark`).
 """
+
 from __future__ import annotations
 
 import json
@@ -68,6 +69,7 @@ __all__ = [
 
 # ---------------------------------------------------------------- validation
 
+
 def _positive(x, name: str, what: str):
     v = check_nonnegative(x, name, what)
     if v == 0:
@@ -91,6 +93,7 @@ def _max(a, b):
 
 
 # ---------------------------------------------------------------- hardware
+
 
 @dataclass(frozen=True)
 class Hardware:
@@ -124,32 +127,51 @@ T_ = 10**12
 #: peaks are for 16-bit tensor-core arithmetic, the laptop CPU's for float32 vector FMA.
 HARDWARE = {
     "NVIDIA H100 SXM": Hardware(
-        "NVIDIA H100 SXM", bandwidth=3350 * G, peak=989 * T_, kind="assumed",
+        "NVIDIA H100 SXM",
+        bandwidth=3350 * G,
+        peak=989 * T_,
+        kind="assumed",
         source="NVIDIA H100 Tensor Core GPU datasheet: H100 SXM 80 GB HBM3, 3.35 TB/s; "
-               "BF16 tensor core 1,979 TFLOPS with sparsity, so 989 TFLOPS dense.",
-        dtype_note="bf16 tensor cores"),
+        "BF16 tensor core 1,979 TFLOPS with sparsity, so 989 TFLOPS dense.",
+        dtype_note="bf16 tensor cores",
+    ),
     "NVIDIA A100 80GB SXM": Hardware(
-        "NVIDIA A100 80GB SXM", bandwidth=2039 * G, peak=312 * T_, kind="assumed",
+        "NVIDIA A100 80GB SXM",
+        bandwidth=2039 * G,
+        peak=312 * T_,
+        kind="assumed",
         source="NVIDIA A100 Tensor Core GPU datasheet: A100 80GB SXM, HBM2e 2,039 GB/s; "
-               "BF16 tensor core 312 TFLOPS dense (624 with sparsity).",
-        dtype_note="bf16 tensor cores"),
+        "BF16 tensor core 312 TFLOPS dense (624 with sparsity).",
+        dtype_note="bf16 tensor cores",
+    ),
     "NVIDIA RTX 4090": Hardware(
-        "NVIDIA RTX 4090", bandwidth=1008 * G, peak=165 * T_, kind="assumed",
+        "NVIDIA RTX 4090",
+        bandwidth=1008 * G,
+        peak=165 * T_,
+        kind="assumed",
         source="NVIDIA Ada Lovelace GPU architecture whitepaper, GeForce RTX 4090: GDDR6X "
-               "1,008 GB/s; BF16 tensor core (FP32 accumulate) 165.2 TFLOPS dense.",
-        dtype_note="bf16 tensor cores"),
+        "1,008 GB/s; BF16 tensor core (FP32 accumulate) 165.2 TFLOPS dense.",
+        dtype_note="bf16 tensor cores",
+    ),
     "Apple M2 (laptop)": Hardware(
-        "Apple M2 (laptop)", bandwidth=100 * G, peak=Fraction(36, 10) * T_, kind="assumed",
+        "Apple M2 (laptop)",
+        bandwidth=100 * G,
+        peak=Fraction(36, 10) * T_,
+        kind="assumed",
         source="Apple M2 announcement (June 2022): 100 GB/s unified memory bandwidth; "
-               "10-core GPU up to 3.6 TFLOPS (float32).",
-        dtype_note="float32 GPU"),
+        "10-core GPU up to 3.6 TFLOPS (float32).",
+        dtype_note="float32 GPU",
+    ),
     "Laptop CPU (8 cores, DDR5)": Hardware(
-        "Laptop CPU (8 cores, DDR5)", bandwidth=Fraction(896, 10) * G, peak=768 * G,
+        "Laptop CPU (8 cores, DDR5)",
+        bandwidth=Fraction(896, 10) * G,
+        peak=768 * G,
         kind="assumed",
         source="Illustrative laptop, not one product: dual-channel DDR5-5600 (JEDEC speed "
-               "grade: 2 × 8 B × 5.6 GT/s = 89.6 GB/s); 8 cores × 3 GHz × 32 float32 "
-               "FLOP/cycle (two 8-wide AVX2 FMA units) = 768 GFLOP/s.",
-        dtype_note="float32 AVX2"),
+        "grade: 2 × 8 B × 5.6 GT/s = 89.6 GB/s); 8 cores × 3 GHz × 32 float32 "
+        "FLOP/cycle (two 8-wide AVX2 FMA units) = 768 GFLOP/s.",
+        dtype_note="float32 AVX2",
+    ),
 }
 
 
@@ -168,8 +190,9 @@ def float_hardware(hw) -> Hardware:
     from dataclasses import replace
 
     h = get_hardware(hw)
-    return replace(h, bandwidth=float(h.bandwidth), peak=float(h.peak),
-                   pass_overhead_s=float(h.pass_overhead_s))
+    return replace(
+        h, bandwidth=float(h.bandwidth), peak=float(h.peak), pass_overhead_s=float(h.pass_overhead_s)
+    )
 
 
 def hardware_from_benchmark(results, *, threads: int = 2) -> Hardware:
@@ -187,14 +210,18 @@ def hardware_from_benchmark(results, *, threads: int = 2) -> Hardware:
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"results lacks a field for threads={t}: {exc!r}") from None
     return Hardware(
-        f"this machine ({t} thread{'s' if t > 1 else ''})", bandwidth=bw, peak=peak,
+        f"this machine ({t} thread{'s' if t > 1 else ''})",
+        bandwidth=bw,
+        peak=peak,
         kind="measured",
         source=f"benchmarks/bench_hardware.py on {m.get('cpu', '?')}, {t} threads, "
-               f"{m.get('date_utc', '?')}: numpy copy bandwidth and best float32 matmul rate",
-        dtype_note="float32 numpy/BLAS")
+        f"{m.get('date_utc', '?')}: numpy copy bandwidth and best float32 matmul rate",
+        dtype_note="float32 numpy/BLAS",
+    )
 
 
 # ---------------------------------------------------------------- bytes and FLOPs
+
 
 def _shape_args(model, positions, sequences, context):
     m = get_shape(model)
@@ -204,8 +231,7 @@ def _shape_args(model, positions, sequences, context):
     return m, T, S, L
 
 
-def pass_bytes(model, *, dtype, positions, sequences=1, context=0, weight_dtype=None,
-               parts: bool = False):
+def pass_bytes(model, *, dtype, positions, sequences=1, context=0, weight_dtype=None, parts: bool = False):
     """Bytes one pass moves, equation (1): every weight once, each sequence's cached keys and
     values for ``context`` tokens, and the new keys and values for ``positions`` tokens
     (exact int). ``dtype`` is the cache's dtype, ``weight_dtype`` the weights' (default: the
@@ -248,6 +274,7 @@ def ridge_point(hardware):
 
 # ---------------------------------------------------------------- time of a pass
 
+
 @dataclass(frozen=True)
 class PassTime:
     """One pass on one device (seconds): ``memory_s`` = bytes ÷ bandwidth, ``compute_s`` =
@@ -265,7 +292,7 @@ class PassTime:
 
     @property
     def bound(self) -> str:
-        """"memory" or "compute": which limit sets the time (ties count as memory)."""
+        """ "memory" or "compute": which limit sets the time (ties count as memory)."""
         return "memory" if self.memory_s >= self.compute_s else "compute"
 
     @property
@@ -277,35 +304,49 @@ class PassTime:
         return self.total_s * 1000
 
 
-def pass_time(model, hardware, *, dtype, positions, sequences=1, context=0, weight_dtype=None,
-              overhead_s=None) -> PassTime:
+def pass_time(
+    model, hardware, *, dtype, positions, sequences=1, context=0, weight_dtype=None, overhead_s=None
+) -> PassTime:
     """Equation (3) for one pass. ``overhead_s`` overrides the hardware's fixed per-pass cost."""
     hw = get_hardware(hardware)
-    b = pass_bytes(model, dtype=dtype, positions=positions, sequences=sequences,
-                   context=context, weight_dtype=weight_dtype)
+    b = pass_bytes(
+        model,
+        dtype=dtype,
+        positions=positions,
+        sequences=sequences,
+        context=context,
+        weight_dtype=weight_dtype,
+    )
     f = pass_flops(model, positions=positions, sequences=sequences, context=context)
-    o = hw.pass_overhead_s if overhead_s is None else check_nonnegative(
-        overhead_s, "overhead_s", "a number of seconds")
+    o = (
+        hw.pass_overhead_s
+        if overhead_s is None
+        else check_nonnegative(overhead_s, "overhead_s", "a number of seconds")
+    )
     exact = _exact(hw.bandwidth, hw.peak, o)
     if not exact:
         o = float(o)
-    return PassTime(n_bytes=b, flops=f, memory_s=_div(b, hw.bandwidth), compute_s=_div(f, hw.peak),
-                    overhead_s=o)
+    return PassTime(
+        n_bytes=b, flops=f, memory_s=_div(b, hw.bandwidth), compute_s=_div(f, hw.peak), overhead_s=o
+    )
 
 
-def verification_cost(model, hardware, *, dtype, gamma, sequences=1, context=0,
-                      weight_dtype=None, overhead_s=None):
+def verification_cost(
+    model, hardware, *, dtype, gamma, sequences=1, context=0, weight_dtype=None, overhead_s=None
+):
     """Time of one pass over γ + 1 positions in units of one decode step (a pass over one
     position) at the same batch and context: 1 means verification is "free"."""
     g = check_gamma(gamma)
-    kw = dict(dtype=dtype, sequences=sequences, context=context, weight_dtype=weight_dtype,
-              overhead_s=overhead_s)
+    kw = dict(
+        dtype=dtype, sequences=sequences, context=context, weight_dtype=weight_dtype, overhead_s=overhead_s
+    )
     one = pass_time(model, hardware, positions=1, **kw).total_s
     return _div(pass_time(model, hardware, positions=g + 1, **kw).total_s, one)
 
 
-def memory_bound_positions(model, hardware, *, dtype, sequences=1, context=0, weight_dtype=None,
-                           max_positions: int = 4096) -> int:
+def memory_bound_positions(
+    model, hardware, *, dtype, sequences=1, context=0, weight_dtype=None, max_positions: int = 4096
+) -> int:
     """The largest T ≤ ``max_positions`` whose pass is still memory-bound (0 if even one
     position is compute-bound). Up to there, positions cost (almost) only the bytes they
     write. The compute-minus-memory gap is convex in T, so the memory-bound T form one run
@@ -317,7 +358,7 @@ def memory_bound_positions(model, hardware, *, dtype, sequences=1, context=0, we
     lo, hi = 1, cap
     if pass_time(model, hardware, positions=hi, **kw).bound == "memory":
         return hi
-    while hi - lo > 1:                      # invariant: lo memory-bound, hi compute-bound
+    while hi - lo > 1:  # invariant: lo memory-bound, hi compute-bound
         mid = (lo + hi) // 2
         if pass_time(model, hardware, positions=mid, **kw).bound == "memory":
             lo = mid
@@ -327,6 +368,7 @@ def memory_bound_positions(model, hardware, *, dtype, sequences=1, context=0, we
 
 
 # ---------------------------------------------------------------- speculation on a roofline
+
 
 @dataclass(frozen=True)
 class ServingPoint:
@@ -366,8 +408,9 @@ class ServingPoint:
         return speculation_speedup(self)
 
 
-def serving_point(target, draft, hardware, *, dtype, alpha, gamma, sequences, context,
-                  weight_dtype=None) -> ServingPoint:
+def serving_point(
+    target, draft, hardware, *, dtype, alpha, gamma, sequences, context, weight_dtype=None
+) -> ServingPoint:
     """Price one round: γ draft passes (each reads the draft's weights and its own cache for
     all S sequences) and one target pass over γ + 1 positions (the target's weights and S
     caches), on the same device. γ = 0 is plain decoding (no draft at all)."""
@@ -380,10 +423,17 @@ def serving_point(target, draft, hardware, *, dtype, alpha, gamma, sequences, co
     ek = expected_output_count(a, g)
     if not isinstance(ek, Fraction):
         ek = float(ek)
-    return ServingPoint(sequences=check_int(sequences, "sequences", 1), gamma=g, alpha=a,
-                        expected_tokens=ek, draft_s=g * d_one, target_s=tgt.total_s,
-                        step_s=step.total_s, draft_ratio=_div(d_one, step.total_s),
-                        target_bound=tgt.bound)
+    return ServingPoint(
+        sequences=check_int(sequences, "sequences", 1),
+        gamma=g,
+        alpha=a,
+        expected_tokens=ek,
+        draft_s=g * d_one,
+        target_s=tgt.total_s,
+        step_s=step.total_s,
+        draft_ratio=_div(d_one, step.total_s),
+        target_bound=tgt.bound,
+    )
 
 
 def speculation_speedup(point: ServingPoint):
@@ -393,13 +443,17 @@ def speculation_speedup(point: ServingPoint):
 
     if not isinstance(point, ServingPoint):
         raise ValueError(f"point must be a ServingPoint, got {type(point).__name__}")
-    return speedup_ratio(point.expected_tokens, draft_ms=point.draft_s * 1000,
-                         verify_ms=point.target_s * 1000, baseline_ms=point.step_s * 1000)
+    return speedup_ratio(
+        point.expected_tokens,
+        draft_ms=point.draft_s * 1000,
+        verify_ms=point.target_s * 1000,
+        baseline_ms=point.step_s * 1000,
+    )
 
 
-
-def break_even_batch(target, draft, hardware, *, dtype, alpha, gamma, context,
-                     max_sequences: int = 1024, weight_dtype=None):
+def break_even_batch(
+    target, draft, hardware, *, dtype, alpha, gamma, context, max_sequences: int = 1024, weight_dtype=None
+):
     """The smallest batch S ≤ ``max_sequences`` at which speculation with this γ no longer
     beats plain decoding at the same batch (speed-up ≤ 1), or ``None`` if it pays throughout.
 
@@ -412,14 +466,26 @@ def break_even_batch(target, draft, hardware, *, dtype, alpha, gamma, context,
     a = float(check_probability(alpha, "alpha"))
 
     def loses(S):
-        return serving_point(target, draft, hwf, dtype=dtype, alpha=a, gamma=gamma, sequences=S,
-                             context=context, weight_dtype=weight_dtype).speedup <= 1
+        return (
+            serving_point(
+                target,
+                draft,
+                hwf,
+                dtype=dtype,
+                alpha=a,
+                gamma=gamma,
+                sequences=S,
+                context=context,
+                weight_dtype=weight_dtype,
+            ).speedup
+            <= 1
+        )
 
     if loses(1):
         return 1
     if not loses(cap):
         return None
-    lo, hi = 1, cap                          # lo pays, hi loses
+    lo, hi = 1, cap  # lo pays, hi loses
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if loses(mid):
@@ -430,6 +496,7 @@ def break_even_batch(target, draft, hardware, *, dtype, alpha, gamma, context,
 
 
 # ---------------------------------------------------------------- measured curves
+
 
 def _read_spread(raw, where: str) -> dict:
     """{T: (fastest, middle, slowest) ms} from one stored curve. An entry may be a number, a list
@@ -487,9 +554,14 @@ def capstone_cost_curve(results, key: str | None = None) -> dict:
         threads = int(k[7:]) if k.startswith("threads") and k[7:].isdigit() else None
         spread = _read_spread(old[k], f"cost curve {k!r}")
         lens = {len(v) for v in old[k].values() if isinstance(v, (list, tuple))}
-        return {"curve": {T: v[0] for T, v in spread.items()}, "spread": spread,
-                "reps": lens.pop() if len(lens) == 1 else None,
-                "source": f"cost_curve.{k}", "threads": threads, "context": None}
+        return {
+            "curve": {T: v[0] for T, v in spread.items()},
+            "spread": spread,
+            "reps": lens.pop() if len(lens) == 1 else None,
+            "source": f"cost_curve.{k}",
+            "threads": threads,
+            "context": None,
+        }
     if isinstance(micro, dict) and isinstance(micro.get("verify_ms"), dict):
         curves = micro["verify_ms"]
         k = key or ("T0" if "T0" in curves else next(iter(curves), None))
@@ -497,10 +569,14 @@ def capstone_cost_curve(results, key: str | None = None) -> dict:
             raise ValueError(f"results has no cost curve {k!r} (found {list(curves)})")
         ctx, reps = micro.get("context_tokens"), micro.get("reps")
         spread = _read_spread(curves[k], f"cost curve {k!r}")
-        return {"curve": {T: v[0] for T, v in spread.items()}, "spread": spread,
-                "reps": reps if isinstance(reps, int) else None,
-                "source": f"micro.verify_ms.{k}", "threads": machine.get("blas_threads_used"),
-                "context": int(ctx) if isinstance(ctx, int) else None}
+        return {
+            "curve": {T: v[0] for T, v in spread.items()},
+            "spread": spread,
+            "reps": reps if isinstance(reps, int) else None,
+            "source": f"micro.verify_ms.{k}",
+            "threads": machine.get("blas_threads_used"),
+            "context": int(ctx) if isinstance(ctx, int) else None,
+        }
     found = list(old or {}) + [f"micro.verify_ms.{c}" for c in ((micro or {}).get("verify_ms") or {})]
     raise ValueError(f"results has no cost curve {key!r} (found {found})")
 
@@ -517,8 +593,10 @@ def relative_cost(curve: dict) -> dict:
 
 def roofline_curve(model, hardware, *, dtype, positions, context=0) -> dict:
     """{T: pass time in ms} at batch 1 for each T in ``positions``."""
-    return {int(T): pass_time(model, hardware, dtype=dtype, positions=int(T), context=context).total_ms
-            for T in positions}
+    return {
+        int(T): pass_time(model, hardware, dtype=dtype, positions=int(T), context=context).total_ms
+        for T in positions
+    }
 
 
 # ---------------------------------------------------------------- what the paper reported
@@ -541,8 +619,10 @@ LEVIATHAN_TABLE2 = (
     ("CNNDM", "T5-base", 1, 3, Fraction(55, 100), Fraction(22, 10)),
     ("CNNDM", "T5-large", 1, 3, Fraction(56, 100), Fraction(17, 10)),
 )
-LEVIATHAN_SOURCE = ("Leviathan, Kalman & Matias, Fast Inference from Transformers via Speculative "
-                    "Decoding, ICML 2023 (arXiv:2211.17192), Table 2: T5-XXL target, batch 1, TPU-v4")
+LEVIATHAN_SOURCE = (
+    "Leviathan, Kalman & Matias, Fast Inference from Transformers via Speculative "
+    "Decoding, ICML 2023 (arXiv:2211.17192), Table 2: T5-XXL target, batch 1, TPU-v4"
+)
 
 
 def implied_draft_cost(alpha, gamma, speedup):
@@ -586,7 +666,12 @@ def describe_machine(results) -> str:
             return "?"
 
     blas = m.get("blas")
-    threads = ", ".join(f"{b[0]} × {b[1]} threads" for b in blas if isinstance(b, (list, tuple)) and len(b) == 2) \
-        if isinstance(blas, list) else "?"
-    return (f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, BLAS {threads or '?'}, "
-            f"{m.get('date_utc', '?')}, load average {load('load_avg_start')} → {load('load_avg_end')}")
+    threads = (
+        ", ".join(f"{b[0]} × {b[1]} threads" for b in blas if isinstance(b, (list, tuple)) and len(b) == 2)
+        if isinstance(blas, list)
+        else "?"
+    )
+    return (
+        f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, BLAS {threads or '?'}, "
+        f"{m.get('date_utc', '?')}, load average {load('load_avg_start')} → {load('load_avg_end')}"
+    )

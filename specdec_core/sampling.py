@@ -28,17 +28,26 @@ finite, non-negative, rows summing to 1, integer token ids in range): a faulty m
 
 Every random draw comes from the ``numpy.random.Generator`` passed in.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .distributions import (SUM_TOL, check_gamma, check_int, check_model_rows, check_rng,
-                            check_token_ids, inverse_cdf)
-from .verify import SAMPLEABLE_RULES, check_rule, correction_weights
+from .distributions import (
+    SUM_TOL,
+    check_gamma,
+    check_int,
+    check_model_rows,
+    check_rng,
+    check_token_ids,
+    inverse_cdf,
+)
+from .verify import SAMPLEABLE_RULES, check_rule, correction_weights  # noqa: F401  (re-export)
 
 # ---------------------------------------------------------------- checks
+
 
 def check_prefix(prefix, vocab: int | None = None) -> tuple:
     """A prefix: a sequence of integer token ids (not a string; no floats, bools or negatives;
@@ -53,8 +62,9 @@ def check_stop(stop) -> frozenset:
     if stop is None:
         return frozenset()
     if isinstance(stop, (int, np.integer, bool, np.bool_)):
-        raise ValueError(f"stop must be a collection of token ids such as {{{stop!r}}}, not a single "
-                         f"{type(stop).__name__}")
+        raise ValueError(
+            f"stop must be a collection of token ids such as {{{stop!r}}}, not a single {type(stop).__name__}"
+        )
     if isinstance(stop, (str, bytes, dict)) or not hasattr(stop, "__iter__"):
         raise ValueError(f"stop must be a collection of integer token ids (e.g. {{3}}), got {stop!r}")
     return frozenset(check_token_ids(list(stop), "stop"))
@@ -67,6 +77,7 @@ def _check_stop_in_vocab(stop: frozenset, vocab: int) -> None:
 
 
 # ---------------------------------------------------------------- records
+
 
 @dataclass(frozen=True)
 class RoundRecord:
@@ -209,10 +220,16 @@ class GenerationResult:
 
     def summary(self) -> dict:
         return {
-            "tokens": len(self.tokens), "rounds": self.rounds, "proposed": self.proposed,
-            "accepted": self.accepted, "rejected": self.rejected, "discarded": self.discarded,
-            "corrections": self.corrections, "bonus": self.bonus,
-            "target_positions": self.target_positions, "after_stop": self.after_stop,
+            "tokens": len(self.tokens),
+            "rounds": self.rounds,
+            "proposed": self.proposed,
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "discarded": self.discarded,
+            "corrections": self.corrections,
+            "bonus": self.bonus,
+            "target_positions": self.target_positions,
+            "after_stop": self.after_stop,
             "stopped": self.stopped,
         }
 
@@ -226,11 +243,13 @@ def check_models(target, draft=_NO_DRAFT) -> int | None:
     """The target (callable, or offering ``.score``) and draft (callable, or offering
     ``.propose``); returns the vocabulary size they declare (``vocab_size``), if any."""
     if not (callable(target) or hasattr(target, "score")):
-        raise ValueError(f"target must be a model: prefix -> probabilities (or offer .score), "
-                         f"got {type(target).__name__}")
+        raise ValueError(
+            f"target must be a model: prefix -> probabilities (or offer .score), got {type(target).__name__}"
+        )
     if draft is not _NO_DRAFT and not (callable(draft) or hasattr(draft, "propose")):
-        raise ValueError(f"draft must be a model: prefix -> probabilities (or offer .propose), "
-                         f"got {type(draft).__name__}")
+        raise ValueError(
+            f"draft must be a model: prefix -> probabilities (or offer .propose), got {type(draft).__name__}"
+        )
     v = getattr(target, "vocab_size", None)
     return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 else None
 
@@ -252,8 +271,9 @@ def target_rows(target, prefix: tuple, continuation: tuple, vocab: int | None = 
     return np.stack(out)
 
 
-def draft_proposals(draft, prefix: tuple, gamma: int, rng, vocab: int | None = None
-                    ) -> tuple[tuple, np.ndarray]:
+def draft_proposals(
+    draft, prefix: tuple, gamma: int, rng, vocab: int | None = None
+) -> tuple[tuple, np.ndarray]:
     """Up to γ proposals drawn from the draft, and the (len, V) rows they were drawn from.
 
     ``.propose`` output is validated: integer token ids in [0, V), one distribution row per
@@ -290,8 +310,19 @@ def draft_proposals(draft, prefix: tuple, gamma: int, rng, vocab: int | None = N
 
 # ---------------------------------------------------------------- one round
 
-def speculative_round(target, draft, prefix, *, gamma, rng, correction="residual",
-                      record_distributions=False, stop=None, vocab=None) -> RoundRecord:
+
+def speculative_round(
+    target,
+    draft,
+    prefix,
+    *,
+    gamma,
+    rng,
+    correction="residual",
+    record_distributions=False,
+    stop=None,
+    vocab=None,
+) -> RoundRecord:
     """One draft–verify–correct round from ``prefix``. See the module docstring.
 
     ``stop``: a collection of token ids; the round's output is cut right after the first one
@@ -306,12 +337,21 @@ def speculative_round(target, draft, prefix, *, gamma, rng, correction="residual
     rng = check_rng(rng)
     check_rule(correction, "correction")
     stops = check_stop(stop)
-    return _round(target, draft, prefix, gamma, rng, correction, record_distributions, stops, vocab,
-                  prefix_checked=vocab is not None)
+    return _round(
+        target,
+        draft,
+        prefix,
+        gamma,
+        rng,
+        correction,
+        record_distributions,
+        stops,
+        vocab,
+        prefix_checked=vocab is not None,
+    )
 
 
-def _round(target, draft, prefix, gamma, rng, correction, record_distributions, stops, vocab,
-           prefix_checked):
+def _round(target, draft, prefix, gamma, rng, correction, record_distributions, stops, vocab, prefix_checked):
     """speculative_round on validated arguments (speculative_generate calls it directly, so a
     long prefix is not re-validated every round)."""
     xs, q_rows = draft_proposals(draft, prefix, gamma, rng, vocab)
@@ -343,25 +383,44 @@ def _round(target, draft, prefix, gamma, rng, correction, record_distributions, 
         last = inverse_cdf(row, rng.random())
         produced, kind = xs[:rej] + (last,), "correction"
     stop_at = next((j for j, t in enumerate(produced) if t in stops), None)
-    emitted = produced if stop_at is None else produced[:stop_at + 1]
+    emitted = produced if stop_at is None else produced[: stop_at + 1]
     # Probabilities of the unchecked proposals are recorded too, for display.
     for i in range(len(q_x), gamma):
         q_x.append(float(q_rows[i, xs[i]])), p_x.append(float(p_rows[i, xs[i]]))
         ratios.append(min(1.0, p_x[-1] / q_x[-1]) if q_x[-1] > 0 else 1.0)
     return RoundRecord(
-        prefix=prefix, proposals=xs, q_x=tuple(q_x), p_x=tuple(p_x), ratios=tuple(ratios),
-        draws=tuple(draws), stop=rej, emitted=emitted, kind=kind,
+        prefix=prefix,
+        proposals=xs,
+        q_x=tuple(q_x),
+        p_x=tuple(p_x),
+        ratios=tuple(ratios),
+        draws=tuple(draws),
+        stop=rej,
+        emitted=emitted,
+        kind=kind,
         p_rows=p_rows if record_distributions else None,
         q_rows=q_rows if record_distributions else None,
-        stop_at=stop_at, produced=produced, vocab_size=V,
+        stop_at=stop_at,
+        produced=produced,
+        vocab_size=V,
     )
 
 
 # ---------------------------------------------------------------- generation
 
-def speculative_generate(target, draft, prefix, *, gamma, max_new_tokens, rng,
-                         correction="residual", record_distributions=False,
-                         stop=None) -> GenerationResult:
+
+def speculative_generate(
+    target,
+    draft,
+    prefix,
+    *,
+    gamma,
+    max_new_tokens,
+    rng,
+    correction="residual",
+    record_distributions=False,
+    stop=None,
+) -> GenerationResult:
     """Strict speculative sampling, round after round, until ``max_new_tokens`` tokens or a
     stop token.
 
@@ -386,9 +445,19 @@ def speculative_generate(target, draft, prefix, *, gamma, max_new_tokens, rng,
     records = []
     while len(out) < n:
         g = min(gamma, n - len(out) - 1)
-        rec = _round(target, draft, prefix + tuple(out), g, rng, correction, record_distributions,
-                     stops, vocab, prefix_checked=vocab is not None)
-        if vocab is None:   # every later row must have the size this round's rows had
+        rec = _round(
+            target,
+            draft,
+            prefix + tuple(out),
+            g,
+            rng,
+            correction,
+            record_distributions,
+            stops,
+            vocab,
+            prefix_checked=vocab is not None,
+        )
+        if vocab is None:  # every later row must have the size this round's rows had
             vocab = rec.vocab_size
         records.append(rec)
         out.extend(rec.emitted)
@@ -397,8 +466,9 @@ def speculative_generate(target, draft, prefix, *, gamma, max_new_tokens, rng,
     return GenerationResult(tokens=tuple(out), records=records)
 
 
-def autoregressive_generate(target, prefix, *, max_new_tokens, rng,
-                            record_distributions=False, stop=None) -> GenerationResult:
+def autoregressive_generate(
+    target, prefix, *, max_new_tokens, rng, record_distributions=False, stop=None
+) -> GenerationResult:
     """The baseline: one target sample per token. Each step is recorded as a γ = 0 round
     (nothing proposed, one token drawn from p), so the accounting reads the same way.
     ``stop``: as in :func:`speculative_generate` — generation ends with the first stop token."""
@@ -418,10 +488,21 @@ def autoregressive_generate(target, prefix, *, max_new_tokens, rng,
             _check_stop_in_vocab(stops, vocab)
         x = inverse_cdf(p, rng.random())
         out.append(x)
-        records.append(RoundRecord(prefix=ctx, proposals=(), q_x=(), p_x=(), ratios=(), draws=(),
-                                   stop=None, emitted=(x,), kind="bonus",
-                                   p_rows=p[None, :] if record_distributions else None,
-                                   stop_at=0 if x in stops else None))
+        records.append(
+            RoundRecord(
+                prefix=ctx,
+                proposals=(),
+                q_x=(),
+                p_x=(),
+                ratios=(),
+                draws=(),
+                stop=None,
+                emitted=(x,),
+                kind="bonus",
+                p_rows=p[None, :] if record_distributions else None,
+                stop_at=0 if x in stops else None,
+            )
+        )
         if x in stops:
             break
     return GenerationResult(tokens=tuple(out), records=records)
@@ -429,10 +510,15 @@ def autoregressive_generate(target, prefix, *, max_new_tokens, rng,
 
 # ---------------------------------------------------------------- batched verification
 
+
 def _raise_bad_row(name, b, i, s, m):
-    fault = ("contains NaN or an infinite entry" if not np.isfinite(s) else
-             f"has a negative entry (min {m:.3g})" if m < 0 else
-             f"does not sum to 1 (sum {s:.9g})")
+    fault = (
+        "contains NaN or an infinite entry"
+        if not np.isfinite(s)
+        else f"has a negative entry (min {m:.3g})"
+        if m < 0
+        else f"does not sum to 1 (sum {s:.9g})"
+    )
     raise ValueError(f"{name}[{b}, {i}] (a row this round uses) {fault}")
 
 
@@ -453,8 +539,8 @@ def _check_used_rows(A, n, last, name):
         flat = A.reshape(B * L, V).astype(np.float64, copy=False)
         ones = np.ones(V)
         sums = (flat @ ones).reshape(B, L)
-        bad = ~(np.abs(sums - 1.0) <= SUM_TOL) & used            # NaN / inf fail the comparison
-        if not bool(flat.min() >= 0) or bad.any():               # NaN anywhere also lands here
+        bad = ~(np.abs(sums - 1.0) <= SUM_TOL) & used  # NaN / inf fail the comparison
+        if not bool(flat.min() >= 0) or bad.any():  # NaN anywhere also lands here
             neg = (np.minimum(flat, 0.0) @ ones).reshape(B, L) < 0
             bad |= neg & used
             if bad.any():
@@ -463,9 +549,12 @@ def _check_used_rows(A, n, last, name):
         return
     # Long rows are summed in their own dtype (numpy's pairwise summation; casting float32 to
     # float64 on the fly costs ~6x), so the tolerance adds that sum's rounding bound.
-    tol = SUM_TOL + (0.0 if A.dtype == np.float64 else
-                     2 * np.log2(V) * float(np.finfo(A.dtype if A.dtype.kind == "f" else np.float64).eps))
-    if V >= 1024:   # long rows: one contiguous row at a time, no gathered copies
+    tol = SUM_TOL + (
+        0.0
+        if A.dtype == np.float64
+        else 2 * np.log2(V) * float(np.finfo(A.dtype if A.dtype.kind == "f" else np.float64).eps)
+    )
+    if V >= 1024:  # long rows: one contiguous row at a time, no gathered copies
         for b in range(B):
             for i in range(min(int(n[b]), last) + 1):
                 row = A[b, i]
@@ -498,8 +587,7 @@ def _drafted_entries(A, X):
     return np.take_along_axis(A[:, :g, :], X[:, :, None], axis=2)[:, :, 0].astype(np.float64)
 
 
-def verify_batch(target_probs, draft_probs, draft_tokens, rng, *, check_all=False,
-                 correction="residual"):
+def verify_batch(target_probs, draft_probs, draft_tokens, rng, *, check_all=False, correction="residual"):
     """One verification round for B sequences at once, vectorized.
 
     target_probs (B, γ+1, V), draft_probs (B, γ, V), draft_tokens (B, γ) →
@@ -529,7 +617,9 @@ def verify_batch(target_probs, draft_probs, draft_tokens, rng, *, check_all=Fals
     if gamma < 0:
         raise ValueError("target_probs needs gamma+1 >= 1 positions")
     if Q.shape != (B, gamma, V):
-        raise ValueError(f"draft_probs must have shape {(B, gamma, V)} to match target_probs {P.shape}, got {Q.shape}")
+        raise ValueError(
+            f"draft_probs must have shape {(B, gamma, V)} to match target_probs {P.shape}, got {Q.shape}"
+        )
     if X.shape != (B, gamma):
         raise ValueError(f"draft_tokens must have shape {(B, gamma)}, got {X.shape}")
     if X.size and X.dtype.kind not in "iu":
@@ -538,6 +628,7 @@ def verify_batch(target_probs, draft_probs, draft_tokens, rng, *, check_all=Fals
         raise ValueError(f"draft_tokens must be in [0, {V}), got {X.min()}..{X.max()}")
     if check_all:
         from .distributions import check_distribution
+
         check_distribution(P, "target_probs", exact=False)
         if gamma:
             check_distribution(Q, "draft_probs", exact=False)
@@ -565,10 +656,10 @@ def verify_batch(target_probs, draft_probs, draft_tokens, rng, *, check_all=Fals
     dtype = P.dtype if P.dtype.kind == "f" else np.float64
     W = np.take(P.reshape(B * g1, V), rows * g1 + n, axis=0).astype(dtype, copy=False)
     rej = np.flatnonzero(~all_ok)
-    if rej.size and V >= 1024:       # long rows: each correction formed in place in W
+    if rej.size and V >= 1024:  # long rows: each correction formed in place in W
         for b in rej:
             correction_weights(P[b, n[b]], Q[b, n[b]], correction, out=W[b])
-    elif rej.size:                   # many short rows: all corrections at once
+    elif rej.size:  # many short rows: all corrections at once
         W[rej] = correction_weights(W[rej], Q[rej, n[rej]].astype(dtype, copy=False), correction)
     nxt = sample_rows(W, rng.random(B))
     return n.astype(np.int64), nxt
@@ -588,7 +679,7 @@ def block_sums(W, block=BLOCK):
     if nb:
         parts.append(W[:, : nb * block].reshape(B, nb, block).sum(axis=2).astype(np.float64))
     if nb * block < V:
-        parts.append(W[:, nb * block:].sum(axis=1, keepdims=True).astype(np.float64))
+        parts.append(W[:, nb * block :].sum(axis=1, keepdims=True).astype(np.float64))
     return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
 
 

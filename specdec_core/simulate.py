@@ -8,6 +8,7 @@ seeded ``numpy.random.Generator``, so a fixed seed gives the same numbers every 
 The probabilities come from :mod:`specdec_core.verify` (acceptance, correction); this module only
 draws from them. Pure layer: numpy only.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,7 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .distributions import check_int, check_pair, check_rng, check_weights, inverse_cdf
-from .verify import SAMPLEABLE_RULES, acceptance_probabilities, check_rule, correction_distribution
+from .verify import (  # noqa: F401  (SAMPLEABLE_RULES re-exported for notebook 02 and power.py)
+    SAMPLEABLE_RULES,
+    acceptance_probabilities,
+    check_rule,
+    correction_distribution,
+)
 
 #: The one inverse-CDF draw (:func:`specdec_core.distributions.inverse_cdf`), under the name
 #: notebooks 01–02 use. A symbol with probability 0 is never returned.
@@ -34,6 +40,7 @@ class PositionSimulation:
     ``accepted``: u < a(proposal); ``emitted``: the symbol that finally comes out (the proposal if
     accepted, otherwise the correction); ``n_symbols``: V.
     """
+
     proposals: np.ndarray
     u: np.ndarray
     accepted: np.ndarray

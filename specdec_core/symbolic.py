@@ -10,6 +10,7 @@ Two facts carry the whole method:
 Every ``derive_*`` function returns a small dict of sympy expressions (steps for display) and
 the boolean results of sympy's checks, so tests can assert the derivation really closes.
 """
+
 from __future__ import annotations
 
 import sympy as sp
@@ -42,8 +43,7 @@ def derive_per_symbol_identity():
     p, q = sp.symbols("p q", nonnegative=True)
     lhs = sp.Min(p, q) + sp.Max(p - q, 0)
     rewritten = _via_abs(lhs)
-    return {"lhs": lhs, "rewritten": rewritten, "rhs": p,
-            "holds": sp.simplify(rewritten - p) == 0}
+    return {"lhs": lhs, "rewritten": rewritten, "rhs": p, "holds": sp.simplify(rewritten - p) == 0}
 
 
 def derive_output_equals_target(n: int):
@@ -67,9 +67,15 @@ def derive_output_equals_target(n: int):
     output_simplified = [a + x for a, x in zip(acc, pos)]
     per_symbol = [sp.simplify(_via_abs(o) - pi) == 0 for o, pi in zip(output_simplified, p)]
     return {
-        "p": p, "q": q, "alpha": alpha, "rejected_mass": pos_sum, "residual": residual,
-        "output": output, "output_simplified": output_simplified,
-        "rejected_mass_equals_1_minus_alpha": rejected_ok, "holds": per_symbol,
+        "p": p,
+        "q": q,
+        "alpha": alpha,
+        "rejected_mass": pos_sum,
+        "residual": residual,
+        "output": output,
+        "output_simplified": output_simplified,
+        "rejected_mass_equals_1_minus_alpha": rejected_ok,
+        "holds": per_symbol,
     }
 
 
@@ -85,9 +91,14 @@ def derive_expected_count():
     pk = alpha ** (k - 1) * (1 - alpha)
     total = sp.Sum(pk, (k, 1, gamma)).doit() + alpha**gamma
     return {
-        "alpha": alpha, "gamma": gamma, "series": series, "evaluated": evaluated,
-        "closed_form": closed, "limit_alpha_to_1": limit,
-        "pmf": pk, "pmf_total": sp.simplify(total),
+        "alpha": alpha,
+        "gamma": gamma,
+        "series": series,
+        "evaluated": evaluated,
+        "closed_form": closed,
+        "limit_alpha_to_1": limit,
+        "pmf": pk,
+        "pmf_total": sp.simplify(total),
         "closed_form_holds": sp.simplify(evaluated.args[1][0] - closed) == 0,
         "limit_holds": sp.simplify(limit - (gamma + 1)) == 0,
         "pmf_sums_to_1": sp.simplify(total - 1) == 0,

@@ -7,6 +7,7 @@ emits E[K] = (1 − α^(γ+1))/(1 − α) tokens, while the baseline emits 1 tok
 Every ``derive_*`` returns a dict of sympy expressions (for ``sympy.latex``) and booleans that
 say whether sympy's checks closed, so the tests can assert them.
 """
+
 from __future__ import annotations
 
 import sympy as sp
@@ -37,9 +38,16 @@ def derive_improvement_factor():
     closed = (1 - alpha ** (gamma + 1)) / ((1 - alpha) * (gamma * c + 1))
     limit = sp.factor(sp.limit(closed, alpha, 1))
     return {
-        "alpha": alpha, "gamma": gamma, "c": c, "T": T,
-        "expected_tokens": expected, "round_time": round_time, "rate": rate,
-        "baseline_rate": baseline, "ratio": ratio, "closed_form": closed,
+        "alpha": alpha,
+        "gamma": gamma,
+        "c": c,
+        "T": T,
+        "expected_tokens": expected,
+        "round_time": round_time,
+        "rate": rate,
+        "baseline_rate": baseline,
+        "ratio": ratio,
+        "closed_form": closed,
         "limit_alpha_to_1": limit,
         "closed_form_holds": sp.simplify(ratio - closed) == 0,
         "limit_holds": sp.simplify(limit - (gamma + 1) / (gamma * c + 1)) == 0,
@@ -52,8 +60,12 @@ def derive_break_even():
     equation = sp.Eq(K / (Td + Tv + To), 1 / Tb)
     (solution,) = sp.solve(equation, Tv)
     expected = K * Tb - Td - To
-    return {"equation": equation, "solution": solution, "T_v": Tv,
-            "holds": sp.simplify(solution - expected) == 0}
+    return {
+        "equation": equation,
+        "solution": solution,
+        "T_v": Tv,
+        "holds": sp.simplify(solution - expected) == 0,
+    }
 
 
 def improvement_factor_expr(gamma):
@@ -82,12 +94,19 @@ def check_against_direct(samples):
         if cv < 0:
             raise ValueError(f"c must be non-negative, got {cv}")
         g = check_gamma(g)
-        lib = improvement_factor(a, g, cv)   # first: refuses a γ too large for exact powers
+        lib = improvement_factor(a, g, cv)  # first: refuses a γ too large for exact powers
         if a == 1:
-            val = d["limit_alpha_to_1"].subs({d["gamma"]: g, d["c"]: sp.Rational(cv.numerator, cv.denominator)})
+            val = d["limit_alpha_to_1"].subs(
+                {d["gamma"]: g, d["c"]: sp.Rational(cv.numerator, cv.denominator)}
+            )
         else:
-            val = d["closed_form"].subs({d["alpha"]: sp.Rational(a.numerator, a.denominator), d["gamma"]: g,
-                                         d["c"]: sp.Rational(cv.numerator, cv.denominator)})
+            val = d["closed_form"].subs(
+                {
+                    d["alpha"]: sp.Rational(a.numerator, a.denominator),
+                    d["gamma"]: g,
+                    d["c"]: sp.Rational(cv.numerator, cv.denominator),
+                }
+            )
         val = sp.cancel(val)  # rational inputs: sympy evaluates to a Rational
         sym = to_fraction(val, "value")
         rows.append((a, g, cv, sym, lib, sym == lib))

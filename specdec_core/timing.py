@@ -10,6 +10,7 @@ ratio here — :func:`improvement_factor`, :func:`speedup_ratio` via :func:`scen
 :func:`speedup_map`, :func:`optimal_gamma` — is exactly 1 at γ = 0. Speculation's overhead is
 charged only when it speculates (γ ≥ 1).
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -58,6 +59,7 @@ def baseline_tokens_per_second(ms_per_token):
 #
 # Everything below is still *scenario arithmetic*: the inputs are declared budgets, and a
 # result is only as good as the budget it came from. Exact inputs give exact Fractions.
+
 
 def _both_exact(*xs) -> bool:
     return all(isinstance(x, Fraction) for x in xs)
@@ -169,19 +171,21 @@ def optimal_gamma(alpha, c, max_gamma=20):
     exact = isinstance(a, Fraction) and isinstance(cc, Fraction)
     if not exact:
         a, cc = float(a), float(cc)
-    if a == 1:          # factor (γ + 1)/(γc + 1): grows with γ when c < 1, else never beats γ = 0
+    if a == 1:  # factor (γ + 1)/(γc + 1): grows with γ when c < 1, else never beats γ = 0
         return m if cc < 1 else 0
-    if a == 0:          # nothing is ever accepted: factor 1/(γc + 1) ≤ 1
+    if a == 0:  # nothing is ever accepted: factor 1/(γc + 1) ≤ 1
         return 0
-    if cc == 0:         # free drafting: every extra proposal adds α^γ > 0
+    if cc == 0:  # free drafting: every extra proposal adds α^γ > 0
         return m
     # the factor is below 1/((1 − α)(γc + 1)), hence below γ = 0's factor 1, once
     # γ > α/((1 − α)c): the best γ is at most that
     hi = min(m, int(a / ((1 - a) * cc)) + 1)
     if exact and hi > MAX_EXACT_GAMMA:
-        raise ValueError(f"max_gamma = {m} with exact alpha = {a} and c = {cc} needs exact powers "
-                         f"beyond gamma = {MAX_EXACT_GAMMA}; pass float alpha and c")
-    lo = 0              # bisection: the first g with h(g) <= 0 (or hi, the cap)
+        raise ValueError(
+            f"max_gamma = {m} with exact alpha = {a} and c = {cc} needs exact powers "
+            f"beyond gamma = {MAX_EXACT_GAMMA}; pass float alpha and c"
+        )
+    lo = 0  # bisection: the first g with h(g) <= 0 (or hi, the cap)
     while lo < hi:
         mid = (lo + hi) // 2
         if _gain_sign(a, cc, mid) > 0:
@@ -224,8 +228,9 @@ def work_account(alpha, gamma):
     }
 
 
-def scenario_rates(alpha, gamma, *, draft_per_token_ms, verify_base_ms, verify_per_position_ms=0,
-                   overhead_ms=0, baseline_ms):
+def scenario_rates(
+    alpha, gamma, *, draft_per_token_ms, verify_base_ms, verify_per_position_ms=0, overhead_ms=0, baseline_ms
+):
     """Everything the notebook-05 widget shows, for one (α, γ) and one assumed budget.
 
     T_draft = γ·draft_per_token_ms, T_verify = verify_base_ms + verify_per_position_ms·(γ+1).
@@ -243,21 +248,36 @@ def scenario_rates(alpha, gamma, *, draft_per_token_ms, verify_base_ms, verify_p
     v = verify_cost_ms(g, base_ms=verify_base_ms, per_position_ms=verify_per_position_ms)
     o = check_time(overhead_ms, "overhead_ms")
     b = _check_baseline(baseline_ms)
-    if g == 0:          # plain decoding: one ordinary target step, no speculative budget
+    if g == 0:  # plain decoding: one ordinary target step, no speculative budget
         d, v, o = 0 * d, b, 0 * o
     rate = tokens_per_second(ek, draft_ms=d, verify_ms=v, overhead_ms=o)
     base = baseline_tokens_per_second(b)
     ratio = speedup_ratio(ek, draft_ms=d, verify_ms=v, overhead_ms=o, baseline_ms=b)
     return {
-        "expected_tokens": ek, "draft_ms": d, "verify_ms": v, "overhead_ms": o,
-        "round_ms": d + v + o, "rate": rate, "baseline_rate": base, "ratio": ratio,
+        "expected_tokens": ek,
+        "draft_ms": d,
+        "verify_ms": v,
+        "overhead_ms": o,
+        "round_ms": d + v + o,
+        "rate": rate,
+        "baseline_rate": base,
+        "ratio": ratio,
         "break_even_verify_ms": break_even_verify_ms(ek, draft_ms=d, overhead_ms=o, baseline_ms=b),
-        "pays": ratio > 1, "plain": g == 0,
+        "pays": ratio > 1,
+        "plain": g == 0,
     }
 
 
-def speedup_map(alphas, gammas, *, draft_per_token_ms, verify_base_ms, verify_per_position_ms=0,
-                overhead_ms=0, baseline_ms):
+def speedup_map(
+    alphas,
+    gammas,
+    *,
+    draft_per_token_ms,
+    verify_base_ms,
+    verify_per_position_ms=0,
+    overhead_ms=0,
+    baseline_ms,
+):
     """Speedup ratio on a grid: array of shape (len(gammas), len(alphas)), float64.
 
     Same budget model as :func:`scenario_rates` (γ = 0 rows are plain decoding: exactly 1).
@@ -282,7 +302,7 @@ def speedup_map(alphas, gammas, *, draft_per_token_ms, verify_base_ms, verify_pe
     b = float(_check_baseline(baseline_ms))
     out = np.empty((len(gs), a.size))
     for i, g in enumerate(gs):
-        if g == 0:      # plain decoding: exactly 1 (see the module docstring)
+        if g == 0:  # plain decoding: exactly 1 (see the module docstring)
             out[i] = 1.0
             continue
         total = dpt * g + vb + vpp * (g + 1) + o

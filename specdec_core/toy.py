@@ -9,6 +9,7 @@ previous token, exact (Fractions), with zeros on both sides and disagreement in 
 ``toy_target()`` and ``toy_draft()`` return callables usable by the samplers; ``.exact(prefix)``
 gives the Fraction row, and :func:`sequence_law` the exact law of whole continuations.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -85,8 +86,10 @@ def _law_args(model, prefix, length):
     row = getattr(model, "exact", model)
     V = len(row(prefix))
     if length * np.log10(max(V, 1)) > np.log10(MAX_ENUMERATED) + 1e-9:
-        raise ValueError(f"length = {length} would enumerate {V}^{length} continuations; at most "
-                         f"{MAX_ENUMERATED:,} are enumerated")
+        raise ValueError(
+            f"length = {length} would enumerate {V}^{length} continuations; at most "
+            f"{MAX_ENUMERATED:,} are enumerated"
+        )
     return row, prefix, V, length
 
 

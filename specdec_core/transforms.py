@@ -16,6 +16,7 @@ be the distribution the draft *really* sampled its proposal from. :func:`verifie
 computes the law of the emitted token when the proposal is drawn from ``sampled`` but the
 verifier is told ``q`` — equal to ``p`` exactly when ``sampled == q``.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,9 +25,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from .distributions import check_distribution, check_int, check_model_rows, inverse_cdf, is_exact, to_fraction
 from .questions import TRANSFORM_QUESTION  # noqa: F401  (re-export: the question's home is questions.py)
-from .distributions import (check_distribution, check_int, check_model_rows, inverse_cdf,
-                            is_exact, to_fraction)
 from .verify import acceptance_probabilities, correction_weights
 
 #: Float slack when comparing a running sum with top_p (0.6 + 0.3 is 0.8999999999999999).
@@ -42,6 +42,7 @@ def _is_exact_number(x) -> bool:
 
 
 # ---------------------------------------------------------------- helpers
+
 
 def _dist(p, name="p"):
     arr = check_distribution(p, name)
@@ -85,6 +86,7 @@ def _check_temperature(t, name="temperature"):
 
 
 # ---------------------------------------------------------------- the transforms
+
 
 def softmax(logits, temperature=1.0):
     """Stable softmax of ``logits / temperature`` along the last axis (float64).
@@ -174,7 +176,9 @@ def top_k(p, k):
     arr, exact = _dist(p)
     k = _check_k(k)
     rank = np.empty(arr.shape, dtype=np.int64)
-    np.put_along_axis(rank, _ranking(arr), np.broadcast_to(np.arange(arr.shape[-1]), arr.shape).copy(), axis=-1)
+    np.put_along_axis(
+        rank, _ranking(arr), np.broadcast_to(np.arange(arr.shape[-1]), arr.shape).copy(), axis=-1
+    )
     keep = (rank < k) & (arr > 0)
     kept = np.where(keep, arr, Fraction(0) if exact else 0.0)
     if exact:
@@ -220,7 +224,7 @@ def top_p(p, top_p):
         keep_sorted = np.vectorize(lambda b: b < tpe, otypes=[bool])(before)
     else:
         keep_sorted = before < float(tp) - TOP_P_TOL
-    keep_sorted[..., 0] = True          # the most probable symbol always stays: top_p → 0 is greedy
+    keep_sorted[..., 0] = True  # the most probable symbol always stays: top_p → 0 is greedy
     keep_sorted &= sorted_p > 0
     keep = np.zeros(arr.shape, dtype=bool)
     np.put_along_axis(keep, order, keep_sorted, axis=-1)
@@ -238,6 +242,7 @@ def support_size(p) -> int | np.ndarray:
 
 
 # ---------------------------------------------------------------- named transforms
+
 
 def make_transform(kind: str, value=None):
     """A one-argument transform by name: ("none"), ("temperature", T), ("top_k", k),
@@ -260,6 +265,7 @@ def make_transform(kind: str, value=None):
 
 # ---------------------------------------------------------------- verification with transforms
 
+
 def verified_output(p, q, sampled=None):
     """Law of the token emitted at one verified position when the proposal is drawn from
     ``sampled`` but the verifier is told the draft distribution ``q`` (and the target ``p``):
@@ -278,10 +284,12 @@ def verified_output(p, q, sampled=None):
     if not pa.shape == qa.shape == sa.shape:
         raise ValueError(f"p, q and sampled must have the same shape, got {pa.shape}, {qa.shape}, {sa.shape}")
     if ((sa > 0) & (qa == 0)).any():
-        raise ValueError("sampled puts mass on a symbol where q = 0: the verifier could not "
-                         "compute p/q for a proposal the draft can make")
+        raise ValueError(
+            "sampled puts mass on a symbol where q = 0: the verifier could not "
+            "compute p/q for a proposal the draft can make"
+        )
     ratio = acceptance_probabilities(pa, qa)
-    pos = correction_weights(pa, qa, "unnormalized")        # max(p − q, 0)
+    pos = correction_weights(pa, qa, "unnormalized")  # max(p − q, 0)
     acc = sa * ratio
     rejected = 1 - acc.sum(axis=-1, keepdims=True)
     total = pos.sum(axis=-1, keepdims=True)
@@ -298,7 +306,7 @@ def verified_output(p, q, sampled=None):
 
 def one_position_acceptance(p, q, sampled=None):
     """Σ_x sampled(x)·min(1, p(x)/q(x)): how often the proposal is accepted (α when honest)."""
-    out = verified_output(p, q, sampled)   # validates
+    out = verified_output(p, q, sampled)  # validates
     exact = out.dtype == object
     pa = check_distribution(p, "p", exact=exact)
     qa = check_distribution(q, "q", exact=exact)
@@ -353,6 +361,7 @@ def setup_output(setup: str, p_raw, q_raw, transform):
 
 
 # ---------------------------------------------------------------- model wrappers
+
 
 class TransformedModel:
     """``fn(model(prefix))`` as a model for the samplers (rows cached per prefix).

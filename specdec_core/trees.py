@@ -17,6 +17,7 @@ over as many rounds as needed, to compare with :func:`specdec_core.toy.sequence_
 Models are callables ``model(prefix) -> float row``, optionally with ``model.exact(prefix)`` giving
 an exact row (the toy language's models have both).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -39,8 +40,11 @@ from .multidraft import (
 
 #: Tree families compared under a node budget.
 TREE_FAMILIES = ("chain", "wide", "deep")
-FAMILY_LABELS = {"chain": "chain", "wide": "wide-shallow (all at depth 1)",
-                 "deep": "narrow-deep (two chains)"}
+FAMILY_LABELS = {
+    "chain": "chain",
+    "wide": "wide-shallow (all at depth 1)",
+    "deep": "narrow-deep (two chains)",
+}
 
 
 # ------------------------------------------------------------------ the structure
@@ -49,6 +53,7 @@ class TokenTree:
     """``parents[i]`` is node i's parent (-1 = the root, else an earlier node); ``tokens[i]`` its
     token, or ``tokens=None`` for a shape not yet drafted. Children of a node are ordered by index:
     that is the order in which verification tries them."""
+
     parents: tuple
     tokens: tuple | None = None
 
@@ -63,11 +68,16 @@ class TokenTree:
             par.append(int(a))
         object.__setattr__(self, "parents", tuple(par))
         if self.tokens is not None:
-            if (isinstance(self.tokens, (str, bytes)) or not hasattr(self.tokens, "__len__")
-                    or len(self.tokens) != len(par)):
+            if (
+                isinstance(self.tokens, (str, bytes))
+                or not hasattr(self.tokens, "__len__")
+                or len(self.tokens) != len(par)
+            ):
                 raise ValueError(f"tokens must give one token per node ({len(par)}), got {self.tokens!r}")
-            toks = tuple(check_int(t, f"tokens[{i}]", 0, what="a non-negative token index")
-                         for i, t in enumerate(self.tokens))
+            toks = tuple(
+                check_int(t, f"tokens[{i}]", 0, what="a non-negative token index")
+                for i, t in enumerate(self.tokens)
+            )
             object.__setattr__(self, "tokens", toks)
 
     @property
@@ -189,7 +199,11 @@ class MixedDraft:
     w = 0 is the draft itself, w = 1 a perfect draft."""
 
     def __init__(self, draft, target, weight):
-        w = Fraction(weight) if isinstance(weight, (int, Fraction)) and not isinstance(weight, bool) else weight
+        w = (
+            Fraction(weight)
+            if isinstance(weight, (int, Fraction)) and not isinstance(weight, bool)
+            else weight
+        )
         if isinstance(w, bool) or not isinstance(w, (int, float, Fraction)) or not 0 <= w <= 1:
             raise ValueError(f"weight must be a number in [0, 1], got {weight!r}")
         self.draft, self.target, self.weight = draft, target, w
@@ -230,9 +244,20 @@ def _offered(children, q, replacement):
     return children[:support]
 
 
-def tree_round_law(target, draft, prefix, tree: TokenTree, *, rule="recursive", replacement=True,
-                   epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA, exact=True, key=None,
-                   max_len=None) -> dict:
+def tree_round_law(
+    target,
+    draft,
+    prefix,
+    tree: TokenTree,
+    *,
+    rule="recursive",
+    replacement=True,
+    epsilon=TYPICAL_EPSILON,
+    delta=TYPICAL_DELTA,
+    exact=True,
+    key=None,
+    max_len=None,
+) -> dict:
     """{emitted tokens (tuple): probability} for one tree round from ``prefix``, by enumeration.
 
     Without replacement a node offers only as many children as the draft has tokens there (the
@@ -288,8 +313,9 @@ def _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact
                 if len(q) != len(p):
                     raise ValueError(f"target and draft rows differ in size at {ctx}: {len(p)} vs {len(q)}")
                 kids = _offered(kids, q, replacement)
-                accepted, fallbacks = multi_draft_outcomes(p, q, len(kids), rule=rule, replacement=replacement,
-                                                           epsilon=epsilon, delta=delta)
+                accepted, fallbacks = multi_draft_outcomes(
+                    p, q, len(kids), rule=rule, replacement=replacement, epsilon=epsilon, delta=delta
+                )
             else:
                 accepted, fallbacks = {}, [(1 if exact else 1.0, p)]
             cache[ck] = (kids, p, accepted, fallbacks)
@@ -298,9 +324,20 @@ def _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact
     return node
 
 
-def tree_sequence_law(target, draft, prefix, tree: TokenTree, length: int, *, rule="recursive",
-                      replacement=True, epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA, exact=True,
-                      key=None) -> dict:
+def tree_sequence_law(
+    target,
+    draft,
+    prefix,
+    tree: TokenTree,
+    length: int,
+    *,
+    rule="recursive",
+    replacement=True,
+    epsilon=TYPICAL_EPSILON,
+    delta=TYPICAL_DELTA,
+    exact=True,
+    key=None,
+) -> dict:
     """{first ``length`` tokens: probability} when tree rounds run until ``length`` tokens exist
     (the last round's extra tokens cut off). For the lossless rule it must equal the target's own
     law of ``length`` tokens."""
@@ -308,8 +345,9 @@ def tree_sequence_law(target, draft, prefix, tree: TokenTree, length: int, *, ru
     _opts(rule, replacement, epsilon, delta, tree)
     key = key or tuple
     memo = {}
-    round_law = _round_law(_node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key),
-                           key, exact)
+    round_law = _round_law(
+        _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key), key, exact
+    )
 
     def law(ctx, n):
         if n == 0:
@@ -333,14 +371,26 @@ def tree_sequence_law(target, draft, prefix, tree: TokenTree, length: int, *, ru
 @dataclass(frozen=True)
 class TreeRoundStats:
     """E[accepted tree tokens], E[emitted tokens] = that + 1, and the positions one pass scores."""
+
     expected_accepted: object
     expected_emitted: object
     positions: int
     nodes: int
 
 
-def tree_round_stats(target, draft, prefix, tree: TokenTree, *, rule="recursive", replacement=True,
-                     epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA, exact=True, key=None) -> TreeRoundStats:
+def tree_round_stats(
+    target,
+    draft,
+    prefix,
+    tree: TokenTree,
+    *,
+    rule="recursive",
+    replacement=True,
+    epsilon=TYPICAL_EPSILON,
+    delta=TYPICAL_DELTA,
+    exact=True,
+    key=None,
+) -> TreeRoundStats:
     """Expected accepted length of one round (exact by default) and its pass size: every node plus
     the last emitted token's position (n + 1 positions)."""
     _opts(rule, replacement, epsilon, delta, tree)
@@ -352,8 +402,10 @@ def tree_round_stats(target, draft, prefix, tree: TokenTree, *, rule="recursive"
         mk = (u, key(ctx))
         if mk not in memo:
             kids, _, accepted, _ = node(u, ctx)
-            memo[mk] = sum((m * (1 + accepted_length(kids[i], ctx + (x,))) for (i, x), m in accepted.items()),
-                           Fraction(0) if exact else 0.0)
+            memo[mk] = sum(
+                (m * (1 + accepted_length(kids[i], ctx + (x,))) for (i, x), m in accepted.items()),
+                Fraction(0) if exact else 0.0,
+            )
         return memo[mk]
 
     ea = accepted_length(-1, tuple(prefix))
@@ -365,6 +417,7 @@ def tree_round_stats(target, draft, prefix, tree: TokenTree, *, rule="recursive"
 class TreeVerdict:
     """What one verified tree round produced: accepted node indices (root to deepest), emitted
     tokens (accepted ones, then the correction or bonus), and whether the last one is a bonus."""
+
     path: tuple
     tokens: tuple
     bonus: bool
@@ -399,8 +452,17 @@ def draft_tree(tree: TokenTree, draft, prefix, rng, *, replacement=True):
     return TokenTree(parents, tuple(tokens[i] for i in index)), rows
 
 
-def verify_tree(tree: TokenTree, p_rows, q_rows, rng, *, rule="recursive", replacement=True,
-                epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA) -> TreeVerdict:
+def verify_tree(
+    tree: TokenTree,
+    p_rows,
+    q_rows,
+    rng,
+    *,
+    rule="recursive",
+    replacement=True,
+    epsilon=TYPICAL_EPSILON,
+    delta=TYPICAL_DELTA,
+) -> TreeVerdict:
     """Verify a drafted tree against the target's rows from one pass: ``p_rows[0]`` at the root,
     ``p_rows[i + 1]`` after node i (same layout for ``q_rows``, the rows the children were drafted
     from). Walk down through accepted children; a full rejection ends with the fallback token, a
@@ -412,7 +474,9 @@ def verify_tree(tree: TokenTree, p_rows, q_rows, rng, *, rule="recursive", repla
     Q = np.asarray(q_rows, dtype=np.float64)
     n = tree.n_nodes
     if P.ndim != 2 or P.shape[0] != n + 1:
-        raise ValueError(f"p_rows must have shape ({n + 1}, V): one row for the root and one per node, got {P.shape}")
+        raise ValueError(
+            f"p_rows must have shape ({n + 1}, V): one row for the root and one per node, got {P.shape}"
+        )
     if Q.shape != P.shape:
         raise ValueError(f"q_rows must have the same shape as p_rows {P.shape}, got {Q.shape}")
     if max(tree.tokens, default=-1) >= P.shape[1]:
@@ -424,8 +488,16 @@ def verify_tree(tree: TokenTree, p_rows, q_rows, rng, *, rule="recursive", repla
             f = P[u + 1]
             out.append(int(rng.choice(len(f), p=f / f.sum())))
             return TreeVerdict(tuple(path), tuple(out), True)
-        idx, tok = verify_candidates(P[u + 1], Q[u + 1], [tree.tokens[i] for i in kids], rng, rule=rule,
-                                     replacement=replacement, epsilon=epsilon, delta=delta)
+        idx, tok = verify_candidates(
+            P[u + 1],
+            Q[u + 1],
+            [tree.tokens[i] for i in kids],
+            rng,
+            rule=rule,
+            replacement=replacement,
+            epsilon=epsilon,
+            delta=delta,
+        )
         out.append(tok)
         if idx is None:
             return TreeVerdict(tuple(path), tuple(out), False)
@@ -457,18 +529,36 @@ def tree_generate(target, draft, prefix, tree: TokenTree, max_new_tokens: int, r
 class TreeComparison:
     """One tree and rule against the target: the law of the first ``length`` tokens under the
     rule, the target's own law, their total variation, and the round's statistics."""
+
     law: dict
     target_law: dict
     tv: object
     stats: TreeRoundStats
 
 
-def compare_with_target(target, draft, prefix, tree: TokenTree, length: int = 2, *, rule="recursive",
-                        replacement=True, epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA, exact=True,
-                        key=None) -> TreeComparison:
+def compare_with_target(
+    target,
+    draft,
+    prefix,
+    tree: TokenTree,
+    length: int = 2,
+    *,
+    rule="recursive",
+    replacement=True,
+    epsilon=TYPICAL_EPSILON,
+    delta=TYPICAL_DELTA,
+    exact=True,
+    key=None,
+) -> TreeComparison:
     """The exact (or float64) law a tree rule emits next to the target's, and TV between them."""
-    kw = {"rule": rule, "replacement": replacement, "epsilon": epsilon, "delta": delta, "exact": exact,
-          "key": key}
+    kw = {
+        "rule": rule,
+        "replacement": replacement,
+        "epsilon": epsilon,
+        "delta": delta,
+        "exact": exact,
+        "key": key,
+    }
     law = tree_sequence_law(target, draft, prefix, tree, length, **kw)
     want = _target_sequence_law(target, prefix, length, exact)
     zero = Fraction(0) if exact else 0.0
@@ -530,9 +620,20 @@ def _lab_curve(family, quality, rule, replacement):
     if ck not in _LAB_CACHE:
         target, draft = _lab_models(quality)
         _LAB_CACHE[ck] = tuple(
-            float(tree_round_stats(target, draft, (), family_tree(family, n), rule=rule, replacement=replacement,
-                                   exact=False, key=last_token_key).expected_accepted)
-            for n in range(1, LAB_MAX_NODES + 1))
+            float(
+                tree_round_stats(
+                    target,
+                    draft,
+                    (),
+                    family_tree(family, n),
+                    rule=rule,
+                    replacement=replacement,
+                    exact=False,
+                    key=last_token_key,
+                ).expected_accepted
+            )
+            for n in range(1, LAB_MAX_NODES + 1)
+        )
     return _LAB_CACHE[ck]
 
 
@@ -540,12 +641,27 @@ def _lab_numbers(family, nodes, quality, rule, replacement):
     ck = ("numbers", family, nodes, quality, rule, replacement)
     if ck not in _LAB_CACHE:
         target, draft = _lab_models(quality)
-        c = compare_with_target(target, draft, (), family_tree(family, nodes), LAB_HORIZON, rule=rule,
-                                replacement=replacement, exact=False, key=last_token_key)
+        c = compare_with_target(
+            target,
+            draft,
+            (),
+            family_tree(family, nodes),
+            LAB_HORIZON,
+            rule=rule,
+            replacement=replacement,
+            exact=False,
+            key=last_token_key,
+        )
         curve = _lab_curve(family, quality, rule, replacement)
-        _LAB_CACHE[ck] = {"law": c.law, "target_law": c.target_law, "tv": float(c.tv),
-                          "expected_accepted": curve[nodes - 1], "expected_emitted": curve[nodes - 1] + 1,
-                          "positions": nodes + 1, "curve": curve}
+        _LAB_CACHE[ck] = {
+            "law": c.law,
+            "target_law": c.target_law,
+            "tv": float(c.tv),
+            "expected_accepted": curve[nodes - 1],
+            "expected_emitted": curve[nodes - 1] + 1,
+            "positions": nodes + 1,
+            "curve": curve,
+        }
         if len(_LAB_CACHE) > 4000:
             _LAB_CACHE.clear()
     return _LAB_CACHE[ck]
@@ -569,14 +685,21 @@ def measured_pass_costs(path=None):
         else:
             res = roofline.load_benchmark(Path(path).name, Path(path).parent)
         cap = roofline.capstone_cost_curve(res)
-    except (OSError, ValueError) as exc:          # json.JSONDecodeError is a ValueError
+    except (OSError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
         return None, f"no measured cost curve ({type(exc).__name__}: {exc})"
     m = res.get("machine") if isinstance(res.get("machine"), dict) else {}
     threads = cap["threads"] if cap["threads"] is not None else "?"
     load = m.get("load_avg_start")
-    load_txt = (f", load average {float(load[0]):.1f} at the start"
-                if isinstance(load, (list, tuple)) and load and isinstance(load[0], (int, float)) else "")
-    where = (f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, {threads} BLAS thread"
-             f"{'' if threads == 1 else 's'}, {m.get('date_utc', '?')}, benchmarks/bench_llm.py")
-    return cap["spread"], (f"{where}{load_txt}, {cap['reps'] or '?'} repeats per size "
-                           f"(fastest, median, slowest; {cap['source']})")
+    load_txt = (
+        f", load average {float(load[0]):.1f} at the start"
+        if isinstance(load, (list, tuple)) and load and isinstance(load[0], (int, float))
+        else ""
+    )
+    where = (
+        f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, {threads} BLAS thread"
+        f"{'' if threads == 1 else 's'}, {m.get('date_utc', '?')}, benchmarks/bench_llm.py"
+    )
+    return cap["spread"], (
+        f"{where}{load_txt}, {cap['reps'] or '?'} repeats per size "
+        f"(fastest, median, slowest; {cap['source']})"
+    )

@@ -6,6 +6,7 @@ letters; the roles are what matter: proposals come from the draft, the target de
 Every function takes p and q of shape (V,) or (..., V) and works along the last axis. Exact
 inputs (Fraction / sympy Rational / int) give exact ``Fraction`` arrays; floats give float64.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -93,8 +94,9 @@ def acceptance_probabilities(p, q):
     """
     pa, qa, exact = check_pair(p, q)
     if exact:
-        return np.vectorize(lambda pv, qv: Fraction(1) if qv == 0 else min(Fraction(1), pv / qv),
-                            otypes=[object])(pa, qa)
+        return np.vectorize(
+            lambda pv, qv: Fraction(1) if qv == 0 else min(Fraction(1), pv / qv), otypes=[object]
+        )(pa, qa)
     out = np.ones_like(pa)
     with np.errstate(over="ignore"):  # p/q overflows to inf for subnormal q; min(1, inf) = 1
         np.divide(pa, qa, out=out, where=qa > 0)
@@ -155,7 +157,7 @@ def correction_distribution(p, q, rule: str = "residual"):
     check_rule(rule, "rule", sampleable=False)
     pa, qa, _ = check_pair(p, q)
     if rule == "residual":
-        return residual_distribution(pa, qa)   # raises when p = q (never needed)
+        return residual_distribution(pa, qa)  # raises when p = q (never needed)
     w = correction_weights(pa, qa, rule)
     if rule == "unnormalized":
         return w

@@ -4,6 +4,7 @@ Inputs are exact. Every number in :func:`worked_trace` is *computed by the libra
 the tests compare it with the lesson card's values. The timings are **assumed** budgets,
 declared for the example: nothing here was measured.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,18 +14,18 @@ from fractions import Fraction as F
 @dataclass(frozen=True)
 class WorkedExample:
     symbols: tuple = ("A", "B", "C")
-    p: tuple = (F(3, 5), F(3, 10), F(1, 10))   # target  [0.6, 0.3, 0.1]
-    q: tuple = (F(1, 5), F(3, 10), F(1, 2))    # draft   [0.2, 0.3, 0.5]
+    p: tuple = (F(3, 5), F(3, 10), F(1, 10))  # target  [0.6, 0.3, 0.1]
+    q: tuple = (F(1, 5), F(3, 10), F(1, 2))  # draft   [0.2, 0.3, 0.5]
     gamma: int = 2
     # assumed timings, milliseconds per round (not measured)
-    draft_ms: int = 2           # both draft steps together
-    verify_ms: int = 6          # one target verification of gamma + 1 positions
+    draft_ms: int = 2  # both draft steps together
+    verify_ms: int = 6  # one target verification of gamma + 1 positions
     overhead_ms: int = 1
-    baseline_ms: int = 6        # one plain target step per token
+    baseline_ms: int = 6  # one plain target step per token
     slower_verify_ms: int = 12  # the "slower verification" scenario
     # notebook 05's "draft A": accepted more often, but drafting is slower; verification unchanged
     draft_a_alpha: F = F(4, 5)
-    draft_a_draft_ms: int = 8   # its two draft steps together (4 ms each)
+    draft_a_draft_ms: int = 8  # its two draft steps together (4 ms each)
 
 
 WORKED = WorkedExample()
@@ -55,13 +56,13 @@ def worked_trace(example: WorkedExample = WORKED) -> dict:
         "output": list(output_distribution(p, q)),
         "count_distribution": list(output_count_distribution(alpha, g)),
         "expected_count": ek,
-        "tokens_per_second": tokens_per_second(ek, draft_ms=example.draft_ms,
-                                               verify_ms=example.verify_ms,
-                                               overhead_ms=example.overhead_ms),
+        "tokens_per_second": tokens_per_second(
+            ek, draft_ms=example.draft_ms, verify_ms=example.verify_ms, overhead_ms=example.overhead_ms
+        ),
         "baseline_tokens_per_second": baseline_tokens_per_second(example.baseline_ms),
-        "slower_tokens_per_second": tokens_per_second(ek, draft_ms=example.draft_ms,
-                                                      verify_ms=example.slower_verify_ms,
-                                                      overhead_ms=example.overhead_ms),
+        "slower_tokens_per_second": tokens_per_second(
+            ek, draft_ms=example.draft_ms, verify_ms=example.slower_verify_ms, overhead_ms=example.overhead_ms
+        ),
     }
 
 
@@ -73,8 +74,8 @@ class TruthExample:
     prompt: str = "The capital of Australia is"
     continuations: tuple = ("Canberra", "Sydney", "Melbourne")
     true: tuple = (True, False, False)
-    p: tuple = (F(7, 10), F(1, 5), F(1, 10))    # target
-    q: tuple = (F(3, 10), F(3, 5), F(1, 10))    # draft: even keener on the wrong answer
+    p: tuple = (F(7, 10), F(1, 5), F(1, 10))  # target
+    q: tuple = (F(3, 10), F(3, 5), F(1, 10))  # draft: even keener on the wrong answer
 
 
 TRUTH_EXAMPLE = TruthExample()

@@ -1,6 +1,7 @@
 """Chromium for the site and Binder tests, set up exactly as the "browser" helper's tests do: the
 path and args come from tests/browser/conftest.py (imported, not copied). Without Chromium or
 playwright a test skips with a reason, unless SPECDEC_REQUIRE_BROWSER=1 (CI), where it fails."""
+
 from __future__ import annotations
 
 import contextlib
@@ -15,16 +16,23 @@ import pytest
 BROWSER_DIR = Path(__file__).resolve().parent / "browser"
 REQUIRE = os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1"
 #: Only if tests/browser/conftest.py stops defining CHROMIUM_ARGS (the field notes' set).
-FALLBACK_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FALLBACK_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @functools.cache
 def browser_conftest():
     if str(BROWSER_DIR) not in sys.path:
         sys.path.insert(0, str(BROWSER_DIR))
-    spec = importlib.util.spec_from_file_location("specdec_browser_conftest",
-                                                  BROWSER_DIR / "conftest.py")
+    spec = importlib.util.spec_from_file_location("specdec_browser_conftest", BROWSER_DIR / "conftest.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
@@ -51,8 +59,7 @@ def chromium():
         unavailable("the playwright Python package is not installed")
     expect.set_options(timeout=60_000)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(path), headless=True,
-                                     args=args)
+        browser = pw.chromium.launch(executable_path=str(path), headless=True, args=args)
         try:
             yield browser
         finally:

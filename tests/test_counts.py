@@ -1,4 +1,5 @@
 """Output count K under iid acceptance, and the symbolic derivations."""
+
 from fractions import Fraction as F
 
 import numpy as np
@@ -7,8 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specdec_core import expected_output_count, output_count_distribution
-from specdec_core.symbolic import (derive_expected_count, derive_output_equals_target,
-                                   derive_per_symbol_identity, expected_count_polynomial)
+from specdec_core.symbolic import (
+    derive_expected_count,
+    derive_output_equals_target,
+    derive_per_symbol_identity,
+    expected_count_polynomial,
+)
 
 alphas = st.fractions(min_value=0, max_value=1, max_denominator=1000)
 gammas = st.integers(0, 12)
@@ -33,7 +38,9 @@ def test_float_path(alpha, gamma):
     pmf = output_count_distribution(alpha, gamma)
     assert pmf.dtype == np.float64
     assert pmf.sum() == pytest.approx(1, abs=1e-12)
-    assert expected_output_count(alpha, gamma) == pytest.approx((np.arange(1, gamma + 2) * pmf).sum(), rel=1e-12)
+    assert expected_output_count(alpha, gamma) == pytest.approx(
+        (np.arange(1, gamma + 2) * pmf).sum(), rel=1e-12
+    )
 
 
 def test_edges():

@@ -1,5 +1,6 @@
 """counts.py additions for notebook 04 (curve, accepted, iid acceptance rate, mixture) and the
 K law's properties (pmf sums to 1, E[K] = Σ k·P(K=k), exact for Fraction α)."""
+
 from fractions import Fraction as F
 
 import numpy as np
@@ -7,9 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specdec_core.counts import (expected_accepted, expected_count_curve, expected_output_count,
-                                 iid_acceptance_rate, mixture_expected_count,
-                                 output_count_distribution)
+from specdec_core.counts import (
+    expected_accepted,
+    expected_count_curve,
+    expected_output_count,
+    iid_acceptance_rate,
+    mixture_expected_count,
+    output_count_distribution,
+)
 from specdec_core.symbolic import derive_expected_count
 
 fractions01 = st.fractions(min_value=0, max_value=1, max_denominator=60)
@@ -42,7 +48,7 @@ def test_curve_is_diminishing():
     curve = expected_count_curve(F(3, 5), 4)
     assert curve == [1, F(8, 5), F(49, 25), F(272, 125), F(1441, 625)]
     steps = [b - a for a, b in zip(curve, curve[1:])]
-    assert steps == [F(3, 5) ** g for g in range(1, 5)]           # each γ adds α^γ
+    assert steps == [F(3, 5) ** g for g in range(1, 5)]  # each γ adds α^γ
     assert expected_count_curve(1, 3) == [1, 2, 3, 4]
     assert expected_count_curve(0.5, 2) == [1.0, 1.5, 1.75]
 
@@ -55,7 +61,7 @@ def test_curve_matches_expected_count(alpha, m):
 
 def test_iid_acceptance_rate_is_not_alpha():
     assert expected_accepted(F(3, 5), 2) == F(24, 25)
-    assert iid_acceptance_rate(F(3, 5), 1) == F(3, 5)              # only at γ = 1 is it α
+    assert iid_acceptance_rate(F(3, 5), 1) == F(3, 5)  # only at γ = 1 is it α
     assert iid_acceptance_rate(F(3, 5), 2) == F(12, 25)
     assert iid_acceptance_rate(F(3, 5), 5) < iid_acceptance_rate(F(3, 5), 2)
     assert iid_acceptance_rate(1, 7) == 1
@@ -69,7 +75,7 @@ def test_mixture_jensen(alphas, gamma, data):
     mix = mixture_expected_count(alphas, weights, gamma)
     mean_alpha = sum(w * a for w, a in zip(weights, alphas))
     assert isinstance(mix, F)
-    assert mix >= expected_output_count(mean_alpha, gamma)       # E[K] is convex in α
+    assert mix >= expected_output_count(mean_alpha, gamma)  # E[K] is convex in α
 
 
 def test_mixture_example():

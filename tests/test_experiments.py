@@ -6,12 +6,12 @@ lawcheck.chi_square_gof. Threshold: reject "same law" when the p-value < 0.001. 
 fixed, so each verdict is deterministic: the correct samplers pass at these seeds, and the
 broken ones (correction from q, from p) give p-values many orders of magnitude below 0.001.
 """
+
 from collections import Counter
 
 import pytest
 
-from specdec_core.experiments import (LawExperiment, law_experiment, sample_first_tokens,
-                                      same_seed_texts)
+from specdec_core.experiments import LawExperiment, law_experiment, same_seed_texts, sample_first_tokens
 from specdec_core.lawcheck import DEFAULT_THRESHOLD
 from specdec_core.toy import decode
 
@@ -69,17 +69,20 @@ def test_same_seed_different_text():
     assert decode(spec) == "B D A A C D B B C D A B" and decode(ar) == "B C A A C D B D B D B B"
 
 
-@pytest.mark.parametrize("kw,match", [
-    (dict(method="beam", n=10), "method"),
-    (dict(n=0), "n must be"),
-    (dict(n=10, length=0), "length"),
-    (dict(n=10, gamma=-1), "gamma"),
-    (dict(n=10, seed=1.5), "seed"),
-    (dict(n=10, correction="nope"), "correction"),
-    (dict(n=10, length=4, max_new_tokens=3), "max_new_tokens"),
-    (dict(n=10, progress="bar"), "progress"),
-    (dict(n=10, updates=0), "updates"),
-])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(method="beam", n=10), "method"),
+        (dict(n=0), "n must be"),
+        (dict(n=10, length=0), "length"),
+        (dict(n=10, gamma=-1), "gamma"),
+        (dict(n=10, seed=1.5), "seed"),
+        (dict(n=10, correction="nope"), "correction"),
+        (dict(n=10, length=4, max_new_tokens=3), "max_new_tokens"),
+        (dict(n=10, progress="bar"), "progress"),
+        (dict(n=10, updates=0), "updates"),
+    ],
+)
 def test_bad_inputs(kw, match):
     with pytest.raises(ValueError, match=match):
         sample_first_tokens(**kw)
@@ -93,6 +96,12 @@ def test_same_seed_texts_bad_inputs():
 def test_total_variation_exact():
     e = law_experiment("autoregressive", n=40, seed=0, length=1)
     from fractions import Fraction
-    expected = sum(abs(Fraction(e.counts.get(k, 0), 40) - Fraction(e.law.get(k, 0)))
-                   for k in set(e.law) | set(e.counts)) / 2
+
+    expected = (
+        sum(
+            abs(Fraction(e.counts.get(k, 0), 40) - Fraction(e.law.get(k, 0)))
+            for k in set(e.law) | set(e.counts)
+        )
+        / 2
+    )
     assert e.total_variation() == expected and 0 <= e.total_variation() <= 1

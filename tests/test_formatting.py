@@ -1,12 +1,21 @@
 """Number formatting and the one label rule (specdec_core.formatting)."""
+
 import math
 from fractions import Fraction as F
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from specdec_core.formatting import (KINDS, P_VALUE_FLOOR, fmt, fmt_p_value, kind_text, labelled,
-                                     p_value_phrase)
+from specdec_core.formatting import (
+    KINDS,
+    P_VALUE_FLOOR,
+    fmt,
+    fmt_p_value,
+    kind_text,
+    labelled,
+    p_value_phrase,
+)
 from specdec_core.lawcheck import chi_square_gof
 
 
@@ -15,8 +24,10 @@ def test_p_value_below_floor_is_never_zero(value):
     assert fmt_p_value(value) == "< 1e-300"
 
 
-@pytest.mark.parametrize("value, text", [(0.844, "0.844"), (0.0207, "0.0207"), (4.57e-115, "4.57e-115"),
-                                         (1.0, "1"), (P_VALUE_FLOOR, "1e-300")])
+@pytest.mark.parametrize(
+    "value, text",
+    [(0.844, "0.844"), (0.0207, "0.0207"), (4.57e-115, "4.57e-115"), (1.0, "1"), (P_VALUE_FLOOR, "1e-300")],
+)
 def test_p_value_shown_with_three_significant_digits(value, text):
     assert fmt_p_value(value) == text
 
@@ -46,8 +57,10 @@ def test_underflowing_gof_prints_floor_not_zero():
 def test_label_rule_has_four_kinds():
     assert labelled("derived", "α = 3/5") == "[derived] α = 3/5"
     assert labelled("assumed", "T = 6 ms") == "[assumed] T = 6 ms"
-    assert labelled("derived-from-assumed", "R = 217.78 tokens/s") == \
-        "[derived from assumed inputs] R = 217.78 tokens/s"
+    assert (
+        labelled("derived-from-assumed", "R = 217.78 tokens/s")
+        == "[derived from assumed inputs] R = 217.78 tokens/s"
+    )
     assert labelled("measured", "x") == "[measured] x"
     assert set(KINDS) == {"derived", "assumed", "derived-from-assumed", "measured"}
     assert kind_text("derived-from-assumed") == "derived from assumed inputs"

@@ -1,29 +1,50 @@
 """KV-cache calculator (specdec_core.kv): hand-computed values, presets, speculation, bad inputs."""
+
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from specdec_core.kv import (DTYPE_BYTES, GIB, PRESETS, ModelShape,
-                             check_dtype, fmt_bytes, fmt_gib, gib_to_bytes,
-                             kv_cache_bytes, max_concurrent_sequences, model_kv_bytes,
-                             per_sequence_bytes, rollback_positions, weight_bytes, working_set)
-
+from specdec_core.kv import (
+    DTYPE_BYTES,
+    GIB,
+    PRESETS,
+    ModelShape,
+    check_dtype,
+    fmt_bytes,
+    fmt_gib,
+    gib_to_bytes,
+    kv_cache_bytes,
+    max_concurrent_sequences,
+    model_kv_bytes,
+    per_sequence_bytes,
+    rollback_positions,
+    weight_bytes,
+    working_set,
+)
 
 # ---------------------------------------------------------------- the formula by hand
 
+
 def test_formula_small_by_hand():
     # 2 × 2 layers × 3 heads × 4 dims × 2 bytes × 5 tokens × 6 sequences
-    assert kv_cache_bytes(layers=2, kv_heads=3, head_dim=4, bytes_per_element=2, tokens=5,
-                          sequences=6) == 2 * 2 * 3 * 4 * 2 * 5 * 6 == 2880
+    assert (
+        kv_cache_bytes(layers=2, kv_heads=3, head_dim=4, bytes_per_element=2, tokens=5, sequences=6)
+        == 2 * 2 * 3 * 4 * 2 * 5 * 6
+        == 2880
+    )
 
 
-@pytest.mark.parametrize("name,per_token_bf16", [
-    ("SmolLM2-135M", 2 * 30 * 3 * 64 * 2),      # 23,040 B
-    ("Llama-3.2-1B", 2 * 16 * 8 * 64 * 2),      # 32,768 B
-    ("Llama-3.1-8B", 2 * 32 * 8 * 128 * 2),     # 131,072 B = 128 KiB
-    ("Llama-3.1-70B", 2 * 80 * 8 * 128 * 2),    # 327,680 B = 320 KiB
-])
+@pytest.mark.parametrize(
+    "name,per_token_bf16",
+    [
+        ("SmolLM2-135M", 2 * 30 * 3 * 64 * 2),  # 23,040 B
+        ("Llama-3.2-1B", 2 * 16 * 8 * 64 * 2),  # 32,768 B
+        ("Llama-3.1-8B", 2 * 32 * 8 * 128 * 2),  # 131,072 B = 128 KiB
+        ("Llama-3.1-70B", 2 * 80 * 8 * 128 * 2),  # 327,680 B = 320 KiB
+    ],
+)
 def test_presets_per_token(name, per_token_bf16):
     assert model_kv_bytes(name, "bf16", 1) == per_token_bf16
     assert model_kv_bytes(name, "fp32", 1) == 2 * per_token_bf16
@@ -32,17 +53,20 @@ def test_presets_per_token(name, per_token_bf16):
 
 def test_hand_values():
     assert model_kv_bytes("SmolLM2-135M", "bf16", 1) == 23040
-    assert model_kv_bytes("Llama-3.1-8B", "bf16", 8192) == 2**30          # 1 GiB per sequence
+    assert model_kv_bytes("Llama-3.1-8B", "bf16", 8192) == 2**30  # 1 GiB per sequence
     assert model_kv_bytes("Llama-3.1-70B", "fp16", 8192, 16) == 40 * 2**30  # 320 KiB × 8192 × 16
-    assert model_kv_bytes("Llama-3.2-1B", "bf16", 8192) == 2**28          # 256 MiB
+    assert model_kv_bytes("Llama-3.2-1B", "bf16", 8192) == 2**28  # 256 MiB
 
 
-@pytest.mark.parametrize("name,params", [
-    ("SmolLM2-135M", 134_515_008),       # published ≈ 135M
-    ("Llama-3.2-1B", 1_235_814_400),     # published 1.24B (tied head)
-    ("Llama-3.1-8B", 8_030_261_248),     # published 8.03B
-    ("Llama-3.1-70B", 70_553_706_496),   # published 70.6B
-])
+@pytest.mark.parametrize(
+    "name,params",
+    [
+        ("SmolLM2-135M", 134_515_008),  # published ≈ 135M
+        ("Llama-3.2-1B", 1_235_814_400),  # published 1.24B (tied head)
+        ("Llama-3.1-8B", 8_030_261_248),  # published 8.03B
+        ("Llama-3.1-70B", 70_553_706_496),  # published 70.6B
+    ],
+)
 def test_preset_parameter_counts(name, params):
     assert PRESETS[name].parameters == params
     assert weight_bytes(name, "bf16") == 2 * params
@@ -66,9 +90,17 @@ def test_dtypes():
 
 # ---------------------------------------------------------------- speculation
 
+
 def test_working_set_defaults_exact():
-    ws = working_set("Llama-3.1-8B", "Llama-3.2-1B", dtype="bf16", context=8192, sequences=16,
-                     gamma=4, budget_bytes=40 * GIB)
+    ws = working_set(
+        "Llama-3.1-8B",
+        "Llama-3.2-1B",
+        dtype="bf16",
+        context=8192,
+        sequences=16,
+        gamma=4,
+        budget_bytes=40 * GIB,
+    )
     assert ws.target_cache == 16 * 2**30
     assert ws.target_provisional == 16 * 4 * 131072 == 8_388_608
     assert ws.draft_cache == 16 * 2**28
@@ -90,11 +122,22 @@ def test_max_concurrent_by_hand():
     # weights excluded: per sequence = (8192 + 4) × (131072 + 32768) bytes
     per = (8192 + 4) * (131072 + 32768)
     assert per_sequence_bytes("Llama-3.1-8B", "Llama-3.2-1B", dtype="bf16", context=8192, gamma=4) == per
-    n = max_concurrent_sequences("Llama-3.1-8B", "Llama-3.2-1B", dtype="bf16", context=8192,
-                                 gamma=4, budget_bytes=40 * GIB, include_weights=False)
+    n = max_concurrent_sequences(
+        "Llama-3.1-8B",
+        "Llama-3.2-1B",
+        dtype="bf16",
+        context=8192,
+        gamma=4,
+        budget_bytes=40 * GIB,
+        include_weights=False,
+    )
     assert n == (40 * GIB) // per == 31
-    assert max_concurrent_sequences("Llama-3.1-8B", "Llama-3.2-1B", dtype="bf16", context=8192,
-                                     gamma=4, budget_bytes=0) == 0
+    assert (
+        max_concurrent_sequences(
+            "Llama-3.1-8B", "Llama-3.2-1B", dtype="bf16", context=8192, gamma=4, budget_bytes=0
+        )
+        == 0
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -141,12 +184,25 @@ def test_units():
 FORMULA = dict(layers=2, kv_heads=2, head_dim=2, bytes_per_element=2, tokens=2, sequences=2)
 
 
-@pytest.mark.parametrize("arg,bad", [
-    ("layers", 0), ("layers", -1), ("layers", 2.0), ("layers", float("nan")), ("layers", True),
-    ("kv_heads", 0), ("kv_heads", "8"), ("head_dim", 1.5), ("head_dim", None),
-    ("bytes_per_element", 0), ("tokens", -1), ("tokens", 3.0), ("sequences", 0),
-    ("sequences", float("inf")),
-])
+@pytest.mark.parametrize(
+    "arg,bad",
+    [
+        ("layers", 0),
+        ("layers", -1),
+        ("layers", 2.0),
+        ("layers", float("nan")),
+        ("layers", True),
+        ("kv_heads", 0),
+        ("kv_heads", "8"),
+        ("head_dim", 1.5),
+        ("head_dim", None),
+        ("bytes_per_element", 0),
+        ("tokens", -1),
+        ("tokens", 3.0),
+        ("sequences", 0),
+        ("sequences", float("inf")),
+    ],
+)
 def test_formula_bad_inputs(arg, bad):
     with pytest.raises(ValueError, match=arg):
         kv_cache_bytes(**{**FORMULA, arg: bad})
@@ -155,12 +211,21 @@ def test_formula_bad_inputs(arg, bad):
 WS = dict(dtype="bf16", context=10, sequences=1, gamma=1)
 
 
-@pytest.mark.parametrize("kw,match", [
-    (dict(dtype="fp12"), "dtype"), (dict(dtype=0), "dtype"), (dict(context=-1), "context"),
-    (dict(context=1.0), "context"), (dict(sequences=0), "sequences"), (dict(gamma=-1), "gamma"),
-    (dict(gamma=2.0), "gamma"), (dict(budget_bytes=-5), "budget"), (dict(budget_bytes=1.5), "budget"),
-    (dict(include_weights="yes"), "include_weights"),
-])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(dtype="fp12"), "dtype"),
+        (dict(dtype=0), "dtype"),
+        (dict(context=-1), "context"),
+        (dict(context=1.0), "context"),
+        (dict(sequences=0), "sequences"),
+        (dict(gamma=-1), "gamma"),
+        (dict(gamma=2.0), "gamma"),
+        (dict(budget_bytes=-5), "budget"),
+        (dict(budget_bytes=1.5), "budget"),
+        (dict(include_weights="yes"), "include_weights"),
+    ],
+)
 def test_working_set_bad_inputs(kw, match):
     with pytest.raises(ValueError, match=match):
         working_set("Llama-3.1-8B", "Llama-3.2-1B", **{**WS, **kw})
@@ -170,28 +235,53 @@ def test_bad_models_and_units():
     with pytest.raises(ValueError, match="model"):
         working_set("GPT-5", "Llama-3.2-1B", **WS)
     with pytest.raises(ValueError, match="kv_heads"):
-        ModelShape("x", layers=1, kv_heads=0, head_dim=1, heads=1, hidden=1, intermediate=1,
-                   vocab=1, tied_embeddings=True, source="")
+        ModelShape(
+            "x",
+            layers=1,
+            kv_heads=0,
+            head_dim=1,
+            heads=1,
+            hidden=1,
+            intermediate=1,
+            vocab=1,
+            tied_embeddings=True,
+            source="",
+        )
     with pytest.raises(ValueError, match="multiple"):
-        ModelShape("x", layers=1, kv_heads=2, head_dim=1, heads=3, hidden=1, intermediate=1,
-                   vocab=1, tied_embeddings=True, source="")
+        ModelShape(
+            "x",
+            layers=1,
+            kv_heads=2,
+            head_dim=1,
+            heads=3,
+            hidden=1,
+            intermediate=1,
+            vocab=1,
+            tied_embeddings=True,
+            source="",
+        )
     for bad in (-1, float("nan"), float("inf"), "1", None):
         with pytest.raises(ValueError, match="gib"):
             gib_to_bytes(bad)
     with pytest.raises(ValueError, match="context and gamma"):
-        max_concurrent_sequences("Llama-3.1-8B", "Llama-3.2-1B", dtype="bf16", context=0, gamma=0,
-                                 budget_bytes=100 * GIB)
+        max_concurrent_sequences(
+            "Llama-3.1-8B", "Llama-3.2-1B", dtype="bf16", context=0, gamma=0, budget_bytes=100 * GIB
+        )
 
 
 def test_pure_layer_imports_no_widgets():
     import subprocess
     import sys
-    code = ("import sys, specdec_core.kv, specdec_core.transforms, specdec_core.roofline, specdec_core.latency; "
-            "assert 'matplotlib' not in sys.modules and 'ipywidgets' not in sys.modules")
+
+    code = (
+        "import sys, specdec_core.kv, specdec_core.transforms, specdec_core.roofline, specdec_core.latency; "
+        "assert 'matplotlib' not in sys.modules and 'ipywidgets' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 # ---------------------------------------------------------------- the calculator lab (labs/kv.py)
+
 
 def test_kv_lab_texts_at_defaults():
     from specdec_core.labs.kv import DEFAULTS, kv_texts
@@ -205,11 +295,21 @@ def test_kv_lab_texts_at_defaults():
     assert t["note"] == "—"
 
 
-@pytest.mark.parametrize("changes", [
-    dict(budget_gib=0.0), dict(budget_gib=320.0), dict(context=131072, sequences=256),
-    dict(gamma=0), dict(gamma=16, alpha=1.0), dict(alpha=0.0), dict(dtype="fp8"),
-    dict(include_weights=False), dict(draft="SmolLM2-135M"), dict(draft="Llama-3.1-70B"),
-])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        dict(budget_gib=0.0),
+        dict(budget_gib=320.0),
+        dict(context=131072, sequences=256),
+        dict(gamma=0),
+        dict(gamma=16, alpha=1.0),
+        dict(alpha=0.0),
+        dict(dtype="fp8"),
+        dict(include_weights=False),
+        dict(draft="SmolLM2-135M"),
+        dict(draft="Llama-3.1-70B"),
+    ],
+)
 def test_kv_lab_extremes(changes):
     """Every corner gives readable text (no nan, no traceback) and a figure."""
     from specdec_core.labs.kv import kv_lab

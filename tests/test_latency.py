@@ -1,5 +1,6 @@
 """latency.py: burst arrivals and gaps, TTFT, padding waste by hand, and the ragged-batch
 simulation against the exact law of K (chi-square, p < 0.001 rejects; a broken variant is caught)."""
+
 from fractions import Fraction as F
 
 import numpy as np
@@ -21,7 +22,7 @@ from specdec_core.latency import (
 from specdec_core.lawcheck import chi_square_gof
 from specdec_core.toy import toy_draft, toy_target
 
-P, Q = [0.6, 0.3, 0.1], [0.2, 0.3, 0.5]          # the card's pair: α = 0.6
+P, Q = [0.6, 0.3, 0.1], [0.2, 0.3, 0.5]  # the card's pair: α = 0.6
 
 
 def test_bursts_by_hand():
@@ -43,10 +44,12 @@ def test_mean_gap_is_one_over_rate_but_bursty(ks, t):
 
 
 def test_round_times_follow_the_budget():
-    res = speculative_generate(toy_target(), toy_draft(), (), gamma=3, max_new_tokens=40,
-                               rng=np.random.default_rng(1))
-    rt = round_times_ms(res.records, draft_per_token_ms=1, verify_base_ms=5,
-                        verify_per_position_ms=F(1, 2), overhead_ms=1)
+    res = speculative_generate(
+        toy_target(), toy_draft(), (), gamma=3, max_new_tokens=40, rng=np.random.default_rng(1)
+    )
+    rt = round_times_ms(
+        res.records, draft_per_token_ms=1, verify_base_ms=5, verify_per_position_ms=F(1, 2), overhead_ms=1
+    )
     want = [r.gamma * 1 + 5 + 0.5 * (r.gamma + 1) + 1 for r in res.records]
     assert rt.tolist() == want
     a = arrival_times_ms(res.records, rt)
@@ -59,8 +62,9 @@ def test_gap_summary():
 
 
 def test_ttft_exact():
-    assert time_to_first_token_ms(target_prefill_ms=F(120), draft_prefill_ms=F(15), gamma=4,
-                                  draft_per_token_ms=F(3, 2), overhead_ms=1) == F(142)
+    assert time_to_first_token_ms(
+        target_prefill_ms=F(120), draft_prefill_ms=F(15), gamma=4, draft_per_token_ms=F(3, 2), overhead_ms=1
+    ) == F(142)
     assert time_to_first_token_ms(target_prefill_ms=50) == 50
 
 
@@ -95,19 +99,25 @@ def test_seeded():
     assert (a == b).all()
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: arrival_times_ms([], 1), "empty"),
-    (lambda: arrival_times_ms([0, 1], 1), "records"),
-    (lambda: arrival_times_ms([1, 2], [1, 2, 3]), "round_ms"),
-    (lambda: arrival_times_ms([1, 2], -1), "round_ms"),
-    (lambda: inter_token_gaps_ms([1]), "arrivals"),
-    (lambda: inter_token_gaps_ms([2, 1]), "non-decreasing"),
-    (lambda: time_to_first_token_ms(target_prefill_ms=-1), "target_prefill_ms"),
-    (lambda: padding_waste(np.array([[0, 1]])), "K"),
-    (lambda: simulate_ragged_batch(P, Q, gamma=0, batch=1, rounds=1, rng=np.random.default_rng(0)), "gamma"),
-    (lambda: simulate_ragged_batch(P, Q, gamma=1, batch=1, rounds=1, rng=0), "rng"),
-    (lambda: round_times_ms("abc", draft_per_token_ms=1, verify_base_ms=1), "records"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: arrival_times_ms([], 1), "empty"),
+        (lambda: arrival_times_ms([0, 1], 1), "records"),
+        (lambda: arrival_times_ms([1, 2], [1, 2, 3]), "round_ms"),
+        (lambda: arrival_times_ms([1, 2], -1), "round_ms"),
+        (lambda: inter_token_gaps_ms([1]), "arrivals"),
+        (lambda: inter_token_gaps_ms([2, 1]), "non-decreasing"),
+        (lambda: time_to_first_token_ms(target_prefill_ms=-1), "target_prefill_ms"),
+        (lambda: padding_waste(np.array([[0, 1]])), "K"),
+        (
+            lambda: simulate_ragged_batch(P, Q, gamma=0, batch=1, rounds=1, rng=np.random.default_rng(0)),
+            "gamma",
+        ),
+        (lambda: simulate_ragged_batch(P, Q, gamma=1, batch=1, rounds=1, rng=0), "rng"),
+        (lambda: round_times_ms("abc", draft_per_token_ms=1, verify_base_ms=1), "records"),
+    ],
+)
 def test_bad_inputs(call, match):
     with pytest.raises(ValueError, match=match):
         call()

@@ -2,6 +2,7 @@
 fresh state for every timed run, decode-only vs end-to-end, a predictor that cannot see the run
 it predicts, the n-gram and trained early-exit drafts (with law tests), and the power of the
 real-model law test."""
+
 from __future__ import annotations
 
 import inspect
@@ -11,8 +12,7 @@ import numpy as np
 import pytest
 
 from specdec_core import chi_square_gof, speculative_generate
-from specdec_core.llm import CachedTarget, PromptLookupDraft, load_model
-from specdec_core.llm import lawtest
+from specdec_core.llm import CachedTarget, PromptLookupDraft, lawtest, load_model
 from specdec_core.llm import predict as P
 from specdec_core.llm.drafts import ExitDraft, NgramDraft, collect_residuals, fit_exit_map
 from specdec_core.llm.runs import StaleStateError, run_speculative, sweep, timed_run
@@ -32,8 +32,10 @@ def _prompt(lm):
 
 # ---------------------------------------------------------------- clean state
 
+
 class SpyTarget(CachedTarget):
     """Records how many cached positions it held when a timed run started using it."""
+
     started_with: list = []
 
     def prefill(self, prompt):
@@ -50,9 +52,16 @@ def test_sweep_gives_every_timed_run_a_fresh_target_and_draft(lm):
         d = NgramDraft(V, temperature=temp) if name == "ngram" else PromptLookupDraft(V)
         drafts.append(d)
         return d
-    runs = sweep(lambda temp: SpyTarget(m, temp), make_draft, {"a": _prompt(lm)},
-                 [("lookup", 3, True), ("ngram", 2, False)], temperatures=(0.0, 1.0), reps=2,
-                 max_new_tokens=6)
+
+    runs = sweep(
+        lambda temp: SpyTarget(m, temp),
+        make_draft,
+        {"a": _prompt(lm)},
+        [("lookup", 3, True), ("ngram", 2, False)],
+        temperatures=(0.0, 1.0),
+        reps=2,
+        max_new_tokens=6,
+    )
     assert len(runs) == 2 * 2 * 3
     # every timed run: a target never used before, with an empty cache when the run began
     assert [n for _, n in SpyTarget.started_with] == [0] * len(runs)
@@ -71,28 +80,40 @@ def test_a_surviving_cache_is_refused(lm):
     d = NgramDraft(lm.cfg.vocab_size)
     d.sync(_prompt(lm))
     with pytest.raises(StaleStateError):
-        timed_run(CachedTarget(m, 0.0), d, _prompt(lm), gamma=2, max_new_tokens=4, rng=np.random.default_rng(0))
+        timed_run(
+            CachedTarget(m, 0.0), d, _prompt(lm), gamma=2, max_new_tokens=4, rng=np.random.default_rng(0)
+        )
 
 
 def test_decode_only_excludes_the_prefill(lm):
     m = lm.model
     tgt = CachedTarget(m, 0.0)
-    s = timed_run(tgt, ExitDraft(m, 1, temperature=0.0), _prompt(lm), gamma=3, max_new_tokens=10,
-                  rng=np.random.default_rng(0))
+    s = timed_run(
+        tgt,
+        ExitDraft(m, 1, temperature=0.0),
+        _prompt(lm),
+        gamma=3,
+        max_new_tokens=10,
+        rng=np.random.default_rng(0),
+    )
     assert s.prefill_s > 0 and s.e2e_s == pytest.approx(s.prefill_s + s.wall_s)
     assert s.tokens_per_s > s.e2e_tokens_per_s
     # no decoding call recomputed the prompt: at most γ + 1 new positions per target call
     assert max(c[1] for c in tgt.log.calls) <= 4
-    again = run_speculative(tgt, PromptLookupDraft(m.cfg.vocab_size), _prompt(lm), 3, 10,
-                            np.random.default_rng(0))  # resets first
+    again = run_speculative(
+        tgt, PromptLookupDraft(m.cfg.vocab_size), _prompt(lm), 3, 10, np.random.default_rng(0)
+    )  # resets first
     assert again.n_tokens == 10
 
 
 # ---------------------------------------------------------------- the prediction
 
+
 def test_predictor_cannot_take_run_records(lm):
     assert list(inspect.signature(P.predict_decode).parameters) == ["costs", "traces"]
-    s = timed_run(CachedTarget(lm.model, 0.0), None, _prompt(lm), max_new_tokens=3, rng=np.random.default_rng(0))
+    s = timed_run(
+        CachedTarget(lm.model, 0.0), None, _prompt(lm), max_new_tokens=3, rng=np.random.default_rng(0)
+    )
     cost = P.CostModel({1: 10.0, 2: 12.0})
     for bad in (s, s.to_dict(), [s]):
         with pytest.raises(TypeError):
@@ -103,9 +124,9 @@ def test_predictor_cannot_take_run_records(lm):
 
 def test_cost_model_arithmetic():
     cost = P.CostModel({1: 10.0, 3: 20.0}, {0: 0.0, 2: 4.0}, {0: 1.0, 2: 2.0})
-    tr = P.RoundTrace((2, 2), (2, 0))           # 3 tokens, then 1 token
+    tr = P.RoundTrace((2, 2), (2, 0))  # 3 tokens, then 1 token
     pr = P.predict_decode(cost, tr)
-    first = 20.0 * 0.5 + 10.0 * 0.5 + 4.0 + 2.0     # T = max(γ, 1) = 2 → interpolated 15 ms
+    first = 20.0 * 0.5 + 10.0 * 0.5 + 4.0 + 2.0  # T = max(γ, 1) = 2 → interpolated 15 ms
     assert pr["decode_ms"] == pytest.approx(first + 20.0 + 4.0 + 2.0)
     assert pr["tokens_per_s"] == pytest.approx(1e3 * 4 / pr["decode_ms"])
     with pytest.raises(ValueError):
@@ -116,12 +137,18 @@ def test_greedy_teacher_forcing_reproduces_the_rounds_exactly(lm):
     """At temperature 0 the rounds follow from the draft along the target's greedy trajectory."""
     m, V = lm.model, lm.cfg.vocab_size
     prompt = _prompt(lm)
-    traj = timed_run(CachedTarget(m, 0.0), None, prompt, max_new_tokens=16, rng=np.random.default_rng(0)).tokens
-    for draft_fn, adaptive in ((lambda: PromptLookupDraft(V), True), (lambda: PromptLookupDraft(V), False),
-                               (lambda: NgramDraft(V, temperature=0.0), False)):
+    traj = timed_run(
+        CachedTarget(m, 0.0), None, prompt, max_new_tokens=16, rng=np.random.default_rng(0)
+    ).tokens
+    for draft_fn, adaptive in (
+        (lambda: PromptLookupDraft(V), True),
+        (lambda: PromptLookupDraft(V), False),
+        (lambda: NgramDraft(V, temperature=0.0), False),
+    ):
         for g in (1, 3, 5):
-            res = run_speculative(CachedTarget(m, 0.0), draft_fn(), prompt, g, 16, np.random.default_rng(0),
-                                  adaptive=adaptive)
+            res = run_speculative(
+                CachedTarget(m, 0.0), draft_fn(), prompt, g, 16, np.random.default_rng(0), adaptive=adaptive
+            )
             tr = P.greedy_trace(draft_fn(), prompt, traj, g, adaptive=adaptive)
             assert res.tokens == tuple(traj)
             assert list(tr.gammas) == res.round_gammas
@@ -141,6 +168,7 @@ def test_sampled_traces_limits():
 
 # ---------------------------------------------------------------- the drafts
 
+
 def test_ngram_draft_is_a_full_distribution_and_counts_incrementally(lm):
     V = lm.cfg.vocab_size
     prompt = list(_prompt(lm))
@@ -148,7 +176,7 @@ def test_ngram_draft_is_a_full_distribution_and_counts_incrementally(lm):
     q = d(prompt)
     assert q.shape == (V,) and (q > 0).all() and abs(q.sum() - 1) < 1e-12
     # the token that followed the last two tokens earlier gets most of the mass
-    follow = [prompt[i + 2] for i in range(len(prompt) - 2) if prompt[i:i + 2] == prompt[-2:]]
+    follow = [prompt[i + 2] for i in range(len(prompt) - 2) if prompt[i : i + 2] == prompt[-2:]]
     assert int(np.argmax(q)) in follow and q.max() > 0.3
     d.sync(prompt + [5, 6])
     fresh = NgramDraft(V)
@@ -179,7 +207,7 @@ def test_exit_draft_identity_and_full_depth(lm):
     m = lm.model
     prompt = list(_prompt(lm))
     L = m.cfg.n_layers
-    full = ExitDraft(m, L)                              # all layers, no map: the target itself
+    full = ExitDraft(m, L)  # all layers, no map: the target itself
     np.testing.assert_allclose(full.logits_along(prompt), m.logits_for(prompt), rtol=1e-5, atol=1e-5)
     res = collect_residuals(m, [prompt], [1, L])
     A, b = fit_exit_map(res[1], res[L])
@@ -218,6 +246,7 @@ def test_end_to_end_law_with_the_new_drafts(lm, which):
     m, V = lm.model, lm.cfg.vocab_size
     prefix = _prompt(lm)[:6]
     if which == "ngram":
+
         def draft_fn():
             return NgramDraft(V, discount=0.3, floor=0.3)
     else:
@@ -226,6 +255,7 @@ def test_end_to_end_law_with_the_new_drafts(lm, which):
 
         def draft_fn():
             return ExitDraft(m, 1, A, b, temperature=1.0)
+
     g, acc, prop, bonus, corr = _law_test(m, prefix, draft_fn)
     assert not g.rejected, str(g)
     assert 0 < acc < prop and bonus > 0 and corr > 0
@@ -242,8 +272,9 @@ def test_law_test_catches_corrections_from_p(lm):
     assert pw >= 0.9
     law = lawtest.law_dict(p, n)
     for rule, reject in (("residual", False), ("target", True)):
-        counts, _ = lawtest.first_token_samples(lawtest.MemoTarget(CachedTarget(m, 1.0)), q, prefix, n,
-                                                correction=rule, seed=1)
+        counts, _ = lawtest.first_token_samples(
+            lawtest.MemoTarget(CachedTarget(m, 1.0)), q, prefix, n, correction=rule, seed=1
+        )
         g = chi_square_gof(lawtest.relabel(counts, law), law, threshold=1e-3)
         assert g.rejected == reject, (rule, str(g))
 
@@ -266,12 +297,13 @@ def test_power_calculation_matches_simulation(conc):
     sims = 400
     for _ in range(sims):
         c = rng.multinomial(n, b)
-        g = chi_square_gof(lawtest.relabel(Counter({i: int(c[i]) for i in range(V) if c[i]}), law), law,
-                           threshold=1e-2)
+        g = chi_square_gof(
+            lawtest.relabel(Counter({i: int(c[i]) for i in range(V) if c[i]}), law), law, threshold=1e-2
+        )
         hits += g.rejected
     assert abs(hits / sims - pw) < 0.06
     assert abs(lawtest.power_ncx2(p, b, n, threshold=1e-2) - pw) < 0.15
-    assert lawtest.power(p, p, n) < 0.01                  # the correct law: rejected at the level only
+    assert lawtest.power(p, p, n) < 0.01  # the correct law: rejected at the level only
     assert lawtest.power(p, b, 4 * n) > pw
 
 

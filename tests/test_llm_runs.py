@@ -1,5 +1,6 @@
 """Timed runs, the adaptive-γ loop, the prediction, and the report helpers (tiny model and the
 stored results file; no timing is asserted, only the accounting)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,8 +8,13 @@ import pytest
 
 from specdec_core import autoregressive_generate
 from specdec_core.llm import CachedTarget, PromptLookupDraft, load_model
-from specdec_core.llm.runs import (expected_tokens_iid, one_step_gap, run_plain, run_speculative,
-                                   speculative_generate_adaptive)
+from specdec_core.llm.runs import (
+    expected_tokens_iid,
+    one_step_gap,
+    run_plain,
+    run_speculative,
+    speculative_generate_adaptive,
+)
 from specdec_core.llm.testing import write_tiny_gguf
 
 
@@ -25,14 +31,27 @@ def _copy_prompt(lm):
 
 def test_adaptive_greedy_equals_plain_and_falls_back_to_single_steps(lm):
     m, prompt = lm.model, _copy_prompt(lm)
-    plain = autoregressive_generate(CachedTarget(m, 0.0), prompt, max_new_tokens=24,
-                                    rng=np.random.default_rng(0)).tokens
-    res = speculative_generate_adaptive(CachedTarget(m, 0.0), PromptLookupDraft(m.cfg.vocab_size), prompt,
-                                        gamma=6, max_new_tokens=24, rng=np.random.default_rng(0))
+    plain = autoregressive_generate(
+        CachedTarget(m, 0.0), prompt, max_new_tokens=24, rng=np.random.default_rng(0)
+    ).tokens
+    res = speculative_generate_adaptive(
+        CachedTarget(m, 0.0),
+        PromptLookupDraft(m.cfg.vocab_size),
+        prompt,
+        gamma=6,
+        max_new_tokens=24,
+        rng=np.random.default_rng(0),
+    )
     assert res.tokens == plain
     assert all(0 <= r.gamma <= 6 for r in res.records)
-    no_match = speculative_generate_adaptive(CachedTarget(m, 0.0), PromptLookupDraft(m.cfg.vocab_size),
-                                             (5, 6), gamma=4, max_new_tokens=1, rng=np.random.default_rng(0))
+    no_match = speculative_generate_adaptive(
+        CachedTarget(m, 0.0),
+        PromptLookupDraft(m.cfg.vocab_size),
+        (5, 6),
+        gamma=4,
+        max_new_tokens=1,
+        rng=np.random.default_rng(0),
+    )
     assert [r.gamma for r in no_match.records] == [0]
 
 
@@ -40,8 +59,9 @@ def test_adaptive_greedy_equals_plain_and_falls_back_to_single_steps(lm):
 def test_run_stats_accounting(lm, adaptive):
     m, prompt = lm.model, _copy_prompt(lm)
     tgt = CachedTarget(m, 1.0)
-    s = run_speculative(tgt, PromptLookupDraft(m.cfg.vocab_size), prompt, 4, 30, np.random.default_rng(3),
-                        adaptive=adaptive)
+    s = run_speculative(
+        tgt, PromptLookupDraft(m.cfg.vocab_size), prompt, 4, 30, np.random.default_rng(3), adaptive=adaptive
+    )
     assert s.n_tokens == 30 == sum(k * c for k, c in enumerate(s.k_hist))
     assert s.rounds == sum(s.k_hist) == len(s.round_gammas)
     assert s.accepted + s.rejected <= s.proposed == sum(s.round_gammas)
@@ -85,8 +105,12 @@ def test_report_reads_the_stored_results():
     assert "cores" in report.how(res) and "load average" in report.how(res)
     assert len(report.summary_table(res)) == 1 + 6
     assert report.time_breakdown_lines(res) and report.margin_lines(res) and report.law_lines(res)
-    for fig in (llm_figures.speedup_figure(res), llm_figures.cost_figure(res), llm_figures.exit_figure(res),
-                llm_figures.prediction_figure(res)):
+    for fig in (
+        llm_figures.speedup_figure(res),
+        llm_figures.cost_figure(res),
+        llm_figures.exit_figure(res),
+        llm_figures.prediction_figure(res),
+    ):
         assert fig.axes
         plt.close(fig)
     # every configuration was repeated, and predicted before it ran

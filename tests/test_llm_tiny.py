@@ -5,6 +5,7 @@ Hugging Face-convention reference, the two traps (RoPE pairing, float64 promotio
 cache vs no cache, chunked vs incremental, rollback, the stateful target adapter, the
 tokenizer round trip, the drafts, and the end-to-end law of speculative sampling.
 """
+
 from __future__ import annotations
 
 import os
@@ -13,13 +14,17 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from specdec_core.llm.testing import CFG, reference_logits, write_tiny_gguf  # noqa: E402
-
 from specdec_core import autoregressive_generate, chi_square_gof, speculative_generate  # noqa: E402
-from specdec_core.llm import (CachedTarget, LayerSkipDraft, PromptLookupDraft,  # noqa: E402
-                              load_model, probs_from_logits)
+from specdec_core.llm import (
+    CachedTarget,
+    LayerSkipDraft,
+    PromptLookupDraft,  # noqa: E402
+    load_model,
+    probs_from_logits,
+)
 from specdec_core.llm import model as M  # noqa: E402
 from specdec_core.llm.loader import load_gguf  # noqa: E402
+from specdec_core.llm.testing import CFG, reference_logits, write_tiny_gguf  # noqa: E402
 
 TEXT = "the cat sat on the mat, then the cat sat on the hat 2024"
 
@@ -39,14 +44,21 @@ def ids(tiny):
 
 # ---------------------------------------------------------------- loader
 
+
 def test_loader_reads_config_and_ties_head(tiny):
     path, hf, lm = tiny
     c = lm.cfg
     assert (c.n_layers, c.dim, c.ffn_dim, c.n_heads, c.n_kv_heads, c.head_dim) == (
-        CFG["n_layers"], CFG["dim"], CFG["ffn_dim"], CFG["n_heads"], CFG["n_kv_heads"], CFG["head_dim"])
+        CFG["n_layers"],
+        CFG["dim"],
+        CFG["ffn_dim"],
+        CFG["n_heads"],
+        CFG["n_kv_heads"],
+        CFG["head_dim"],
+    )
     assert c.vocab_size == hf["embed"].shape[0]
     w = lm.model.w
-    assert bool(w["tied"]) and "embed" not in w          # no output.weight: the head is the embedding
+    assert bool(w["tied"]) and "embed" not in w  # no output.weight: the head is the embedding
     np.testing.assert_array_equal(w["head"], hf["embed"].T)
     assert w["0.wqkv"].shape == (c.dim, c.q_dim + 2 * c.kv_dim)
     assert w["0.wgu"].shape == (c.dim, 2 * c.ffn_dim)
@@ -61,7 +73,7 @@ def test_loader_cache_round_trip_without_pickle(tiny, tmp_path):
     assert cfg1 == cfg2 and tok1 == tok2 and sorted(w1) == sorted(w2)
     for k in w1:
         np.testing.assert_array_equal(w1[k], w2[k])
-    for name in os.listdir(info2.cache_dir):      # plain .npy / .json files only
+    for name in os.listdir(info2.cache_dir):  # plain .npy / .json files only
         assert name.endswith((".npy", ".json"))
 
 
@@ -71,6 +83,7 @@ def test_missing_file_is_an_error(tmp_path):
 
 
 # ---------------------------------------------------------------- forward
+
 
 def test_forward_matches_hf_reference(tiny, ids):
     _, hf, lm = tiny
@@ -95,7 +108,7 @@ def test_trap_float64_promotion_is_caught(tiny, ids):
     asserts float32 at every layer."""
     _, _, lm = tiny
     bad = M.Llama(lm.cfg, lm.model.w)
-    bad.scale = np.float64(bad.scale)        # the classic: 1.0 / np.sqrt(head_dim)
+    bad.scale = np.float64(bad.scale)  # the classic: 1.0 / np.sqrt(head_dim)
     with pytest.raises(TypeError, match="float64"):
         bad.forward(ids[:3], bad.new_cache())
     good = lm.model.forward(ids[:3], lm.model.new_cache())
@@ -114,12 +127,12 @@ def test_float64_weights_are_refused(tiny):
 def test_cache_vs_no_cache_and_chunked_vs_incremental(tiny, ids):
     m = tiny[2].model
     full = m.logits_for(ids)
-    cache = m.new_cache(capacity=4)          # forces the cache to grow
+    cache = m.new_cache(capacity=4)  # forces the cache to grow
     inc = np.concatenate([m.logits(m.forward([t], cache)) for t in ids])
     cache = m.new_cache()
     chunks, i = [], 0
     for size in (3, 1, 5, 2, 7, 100):
-        chunks.append(m.logits(m.forward(ids[i:i + size], cache)))
+        chunks.append(m.logits(m.forward(ids[i : i + size], cache)))
         i += size
     chunked = np.concatenate(chunks)
     assert inc.shape == full.shape == chunked.shape
@@ -144,7 +157,7 @@ def test_rollback_then_new_tokens(tiny, ids):
     cache.rollback(len(a))
     assert cache.n == len(a) and cache.tokens == a
     got = m.logits(m.forward(c, cache))
-    want = m.logits_for(a + c)[len(a):]
+    want = m.logits_for(a + c)[len(a) :]
     assert np.abs(got - want).max() < 1e-4
     with pytest.raises(ValueError):
         cache.rollback(cache.n + 1)
@@ -152,7 +165,7 @@ def test_rollback_then_new_tokens(tiny, ids):
 
 def test_layer_skip_model_is_a_prefix_of_layers(tiny, ids):
     m = tiny[2].model
-    k0 = M.Llama(m.cfg, m.w, n_layers=0)     # embedding → norm → tied head
+    k0 = M.Llama(m.cfg, m.w, n_layers=0)  # embedding → norm → tied head
     h = k0.forward(ids, k0.new_cache())
     x = m.embed(ids)
     want = M.rms_norm(x, m.w["output_norm"], m.cfg.rms_eps)
@@ -169,8 +182,19 @@ def test_token_ids_are_checked(tiny):
 
 # ---------------------------------------------------------------- tokenizer
 
-@pytest.mark.parametrize("text", [TEXT, "", "x", "  two  spaces\n\tand tabs", "naïve café – ünïcode ✓",
-                                  "<|im_start|>user\nhi<|im_end|>", "3.14159 and 1,000,000"])
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        TEXT,
+        "",
+        "x",
+        "  two  spaces\n\tand tabs",
+        "naïve café – ünïcode ✓",
+        "<|im_start|>user\nhi<|im_end|>",
+        "3.14159 and 1,000,000",
+    ],
+)
 def test_tokenizer_round_trip(tiny, text):
     codec = tiny[2].codec
     ids = codec.encode(text)
@@ -181,23 +205,30 @@ def test_tokenizer_round_trip(tiny, text):
 def test_tokenizer_digits_split_and_specials(tiny):
     codec = tiny[2].codec
     assert [codec.decode([i]) for i in codec.encode("2024")] == ["2", "0", "2", "4"]
-    assert codec.encode("<|im_start|>") == [1]              # control token, not bytes
-    assert codec.encode(" the") == [codec.tk.token_to_id("Ġthe")]   # merges applied
+    assert codec.encode("<|im_start|>") == [1]  # control token, not bytes
+    assert codec.encode(" the") == [codec.tk.token_to_id("Ġthe")]  # merges applied
     chat = codec.chat("hi")
     assert chat[0] == 1 and codec.decode(chat).endswith("<|im_start|>assistant\n")
 
 
 # ---------------------------------------------------------------- adapters
 
+
 def test_cached_target_rows_match_fresh_computation(tiny, ids):
     m = tiny[2].model
     tgt = CachedTarget(m, temperature=1.0)
     # a sequence of calls like speculative rounds: extend, reject (shorter), diverge
-    calls = [(ids[:5], ids[5:8]), (ids[:7], ids[7:10]), (ids[:6], (3, 4)), (ids[:12], ()), (ids[:3], ids[3:4])]
+    calls = [
+        (ids[:5], ids[5:8]),
+        (ids[:7], ids[7:10]),
+        (ids[:6], (3, 4)),
+        (ids[:12], ()),
+        (ids[:3], ids[3:4]),
+    ]
     for prefix, cont in calls:
         rows = tgt.score(tuple(prefix), tuple(cont))
         full = list(prefix) + list(cont)
-        want = probs_from_logits(m.logits_for(full)[len(prefix) - 1:], 1.0)
+        want = probs_from_logits(m.logits_for(full)[len(prefix) - 1 :], 1.0)
         assert rows.shape == (len(cont) + 1, m.cfg.vocab_size)
         assert np.abs(rows - want).max() < 1e-5
         np.testing.assert_allclose(rows.sum(1), 1.0, atol=1e-12)
@@ -206,7 +237,7 @@ def test_cached_target_rows_match_fresh_computation(tiny, ids):
     tgt.log.clear()
     # next round: 1 proposal accepted + a correction token, then γ = 3 new proposals
     tgt.score(tuple(ids[:11]) + (7,), (8, 9, 10))
-    assert tgt.log.calls[-1][1:3] == (4, 4)   # γ + 1 new positions, γ + 1 rows
+    assert tgt.log.calls[-1][1:3] == (4, 4)  # γ + 1 new positions, γ + 1 rows
     with pytest.raises(ValueError):
         tgt.score((), (1,))
 
@@ -225,12 +256,12 @@ def test_prompt_lookup_draft():
     d = PromptLookupDraft(vocab_size=10, n_max=3)
     ctx = (1, 2, 3, 4, 5, 9, 1, 2, 3)
     assert d.propose_tokens(ctx, 2) == [4, 5]
-    assert d.available(ctx, 4) == 4          # 4, 5, 9, 1 follow the earlier 1 2 3
-    assert d.available(ctx, 9) == 6          # … up to the end of the context
+    assert d.available(ctx, 4) == 4  # 4, 5, 9, 1 follow the earlier 1 2 3
+    assert d.available(ctx, 9) == 6  # … up to the end of the context
     toks, q = d.propose(ctx, 5, np.random.default_rng(0))
     assert toks[:3] == [4, 5, 9] and len(toks) == 5
     assert q.shape == (5, 10) and (q.sum(1) == 1).all() and (q[np.arange(5), toks] == 1).all()
-    assert d.available((7, 8), 3) == 0       # no earlier match
+    assert d.available((7, 8), 3) == 0  # no earlier match
     assert d.propose_tokens((7, 8), 2) == [8, 8]  # fallback: repeat the last token
     # the latest earlier match wins
     assert PromptLookupDraft(10, n_max=1, n_min=1).propose_tokens((5, 1, 5, 2, 5), 1) == [2]
@@ -250,23 +281,33 @@ def test_layer_skip_draft_propose_matches_its_rows(tiny, ids):
 
 # ---------------------------------------------------------------- generation and the law
 
+
 def test_greedy_speculative_equals_greedy_plain(tiny, ids):
     m = tiny[2].model
     prefix = tuple(ids[:10])
-    plain = autoregressive_generate(CachedTarget(m, 0.0), prefix, max_new_tokens=20,
-                                    rng=np.random.default_rng(0)).tokens
+    plain = autoregressive_generate(
+        CachedTarget(m, 0.0), prefix, max_new_tokens=20, rng=np.random.default_rng(0)
+    ).tokens
     for draft in (PromptLookupDraft(m.cfg.vocab_size), LayerSkipDraft(m, 1, temperature=0.0)):
         for gamma in (1, 3, 6):
-            spec = speculative_generate(CachedTarget(m, 0.0), draft, prefix, gamma=gamma,
-                                        max_new_tokens=20, rng=np.random.default_rng(1))
+            spec = speculative_generate(
+                CachedTarget(m, 0.0),
+                draft,
+                prefix,
+                gamma=gamma,
+                max_new_tokens=20,
+                rng=np.random.default_rng(1),
+            )
             assert spec.tokens == plain
 
 
 def _sequence_law(m, prefix, prune=1e-5):
     """Exact law of the next 3 tokens at temperature 1, from the cache-free forward pass.
     Pairs (x1, x2) below ``prune`` are pooled into one outcome 'other'."""
+
     def p_after(seq):
         return probs_from_logits(m.logits_for(list(seq))[-1:], 1.0)[0]
+
     law = {}
     other = 0.0
     p1 = p_after(prefix)
@@ -304,7 +345,7 @@ def test_end_to_end_law_on_tiny_model(tiny, ids):
         proposed += r.proposed
     res = chi_square_gof(samples, law, threshold=1e-3)
     assert not res.rejected, str(res)
-    assert 0 < accepted < proposed          # both branches (accept and correct) were exercised
+    assert 0 < accepted < proposed  # both branches (accept and correct) were exercised
 
 
 def test_unwritable_cache_falls_back(tiny, tmp_path):

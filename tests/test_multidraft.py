@@ -1,4 +1,5 @@
 """Several candidates at one position: exact laws, property tests, validation."""
+
 import itertools
 from fractions import Fraction as F
 
@@ -40,7 +41,7 @@ def test_worked_example_acceptance_values():
     assert multi_draft_acceptance_rate(P, Q, 3) == F(93, 125)
     # without replacement: after rejecting C (mass 2/5) the second candidate is A w.p. 2/5 ...
     assert multi_draft_acceptance_rate(P, Q, 2, replacement=False) == F(19, 25)
-    assert multi_draft_acceptance_rate(P, Q, 3, replacement=False) == 1   # every token offered
+    assert multi_draft_acceptance_rate(P, Q, 3, replacement=False) == 1  # every token offered
     law = multi_draft_law(P, Q, 3)
     assert law.by_index == (F(3, 5), F(2, 25), F(8, 125))
     assert sum(law.by_index) == law.acceptance
@@ -48,8 +49,8 @@ def test_worked_example_acceptance_values():
 
 def test_lossy_rules_exact_values():
     nu = multi_draft_law(P, Q, 2, rule="no_update").output
-    assert list(nu) == [F(11, 25), F(21, 50), F(7, 50)]          # too little A, too much B and C
-    assert list(multi_draft_law(P, Q, 1, rule="no_update").output) == P   # k = 1: plain speculative
+    assert list(nu) == [F(11, 25), F(21, 50), F(7, 50)]  # too little A, too much B and C
+    assert list(multi_draft_law(P, Q, 1, rule="no_update").output) == P  # k = 1: plain speculative
     # every token has p(x) > min(0.09, 0.3·e^{−H}) = 0.09: typical acceptance emits the draft
     assert typical_threshold(P) == pytest.approx(0.09)
     assert list(multi_draft_law(P, Q, 2, rule="typical").output) == Q
@@ -91,8 +92,9 @@ def test_acceptance_monotone_in_k_and_alpha_at_one(pair, replacement):
 def test_without_replacement_accepts_at_least_as_often(pair, k):
     p, q = pair
     k = min(k, _support(q))
-    assert (multi_draft_acceptance_rate(p, q, k, replacement=False)
-            >= multi_draft_acceptance_rate(p, q, k, replacement=True))
+    assert multi_draft_acceptance_rate(p, q, k, replacement=False) >= multi_draft_acceptance_rate(
+        p, q, k, replacement=True
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -134,15 +136,18 @@ def test_sample_candidates():
     assert len(sample_candidates(Q, 5, rng)) == 5
 
 
-@pytest.mark.parametrize("cands, replacement, match", [
-    ((3,), True, r"candidates\[0\] = 3 is out of range"),
-    ((-1,), True, "out of range"),
-    ((0, 1.0), True, r"candidates\[1\] must be a token index"),
-    ((True,), True, "token index"),
-    ((), True, "empty"),
-    ((0, 0), False, "repeats a token"),
-    ("ab", True, "sequence of token indices"),
-])
+@pytest.mark.parametrize(
+    "cands, replacement, match",
+    [
+        ((3,), True, r"candidates\[0\] = 3 is out of range"),
+        ((-1,), True, "out of range"),
+        ((0, 1.0), True, r"candidates\[1\] must be a token index"),
+        ((True,), True, "token index"),
+        ((), True, "empty"),
+        ((0, 0), False, "repeats a token"),
+        ("ab", True, "sequence of token indices"),
+    ],
+)
 def test_bad_candidates(cands, replacement, match):
     with pytest.raises(ValueError, match=match):
         verify_multi_draft(P, Q, cands, np.random.default_rng(0), replacement=replacement)
@@ -150,7 +155,9 @@ def test_bad_candidates(cands, replacement, match):
 
 def test_candidate_the_draft_cannot_propose():
     with pytest.raises(ValueError, match=r"candidates\[0\] = 2 has q\(x\) = 0"):
-        verify_multi_draft([F(1, 2), F(1, 4), F(1, 4)], [F(1, 2), F(1, 2), F(0)], (2,), np.random.default_rng(0))
+        verify_multi_draft(
+            [F(1, 2), F(1, 4), F(1, 4)], [F(1, 2), F(1, 2), F(0)], (2,), np.random.default_rng(0)
+        )
 
 
 def test_too_many_without_replacement():
@@ -165,11 +172,18 @@ def test_too_many_without_replacement():
         multi_draft_acceptance_rate(P, Q, 2.0)
 
 
-@pytest.mark.parametrize("eps, delta, match", [
-    (0, 0.3, "epsilon must be in"), (1.5, 0.3, "epsilon must be in"), (float("nan"), 0.3, "epsilon must be finite"),
-    (0.1, -1, "delta must be non-negative"), (0.1, float("inf"), "delta must be finite"),
-    ("0.1", 0.3, "epsilon must be a number"), (0.1, None, "delta must be a number"),
-])
+@pytest.mark.parametrize(
+    "eps, delta, match",
+    [
+        (0, 0.3, "epsilon must be in"),
+        (1.5, 0.3, "epsilon must be in"),
+        (float("nan"), 0.3, "epsilon must be finite"),
+        (0.1, -1, "delta must be non-negative"),
+        (0.1, float("inf"), "delta must be finite"),
+        ("0.1", 0.3, "epsilon must be a number"),
+        (0.1, None, "delta must be a number"),
+    ],
+)
 def test_bad_typical_parameters(eps, delta, match):
     with pytest.raises(ValueError, match=match):
         multi_draft_law(P, Q, 2, rule="typical", epsilon=eps, delta=delta)
@@ -192,8 +206,8 @@ def test_bad_rule_rng_and_shapes():
 
 def test_float_rounding_is_not_a_rejection():
     """q equal to p up to float rounding: no residual is ever needed (it would be undefined)."""
-    p = np.array([0.1, 0.6, 0.2, 0.1])                  # the toy target after A ...
-    q = 0.9 * p + 0.1 * p                                 # ... mixed with itself: q − p ≈ 1e-16
+    p = np.array([0.1, 0.6, 0.2, 0.1])  # the toy target after A ...
+    q = 0.9 * p + 0.1 * p  # ... mixed with itself: q − p ≈ 1e-16
     assert (q - np.minimum(p, q)).sum() > 0 and np.maximum(p - q, 0).sum() == 0
     for rule in MULTI_DRAFT_RULES:
         for rep in (True, False):

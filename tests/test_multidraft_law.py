@@ -7,6 +7,7 @@ The broken variant ("no_update": accept any candidate the target would accept, n
 target to the residual) is caught; its power at the stated sample size is computed exactly from
 the two laws (noncentral chi-square approximation) and asserted to be at least 0.99.
 """
+
 from collections import Counter
 from fractions import Fraction as F
 
@@ -31,8 +32,8 @@ from specdec_core.trees import (
 THRESHOLD = 1e-3
 P = [0.6, 0.3, 0.1]
 Q = [0.2, 0.3, 0.5]
-N_POSITION = 3000      # samples for one position
-N_TREE = 2000          # three-token sequences for the tree sampler
+N_POSITION = 3000  # samples for one position
+N_TREE = 2000  # three-token sequences for the tree sampler
 
 
 def _position_samples(rule, k, replacement, seed, n=N_POSITION):
@@ -46,8 +47,11 @@ def _position_samples(rule, k, replacement, seed, n=N_POSITION):
 
 @pytest.mark.parametrize("k, replacement", [(2, True), (3, True), (2, False), (3, False)])
 def test_multi_candidate_sampler_follows_p(k, replacement):
-    res = chi_square_gof(_position_samples("recursive", k, replacement, seed=10 + k),
-                         {i: v for i, v in enumerate(P)}, threshold=THRESHOLD)
+    res = chi_square_gof(
+        _position_samples("recursive", k, replacement, seed=10 + k),
+        {i: v for i, v in enumerate(P)},
+        threshold=THRESHOLD,
+    )
     assert not res.rejected, str(res)
 
 
@@ -65,14 +69,18 @@ TREE = branching_tree((2, 2))
 
 def _tree_samples(rule, replacement, seed, n=N_TREE):
     rng = np.random.default_rng(seed)
-    return Counter(tree_generate(toy_target(), toy_draft(), (), TREE, 3, rng, rule=rule,
-                                 replacement=replacement) for _ in range(n))
+    return Counter(
+        tree_generate(toy_target(), toy_draft(), (), TREE, 3, rng, rule=rule, replacement=replacement)
+        for _ in range(n)
+    )
 
 
 @pytest.mark.parametrize("replacement", [True, False])
 def test_tree_sampler_follows_the_exact_law(replacement):
-    law = tree_sequence_law(toy_target(), toy_draft(), (), TREE, 3, replacement=replacement, key=last_token_key)
-    assert law == sequence_law(toy_target(), (), 3)          # the exact law is the target's
+    law = tree_sequence_law(
+        toy_target(), toy_draft(), (), TREE, 3, replacement=replacement, key=last_token_key
+    )
+    assert law == sequence_law(toy_target(), (), 3)  # the exact law is the target's
     res = chi_square_gof(_tree_samples("recursive", replacement, seed=7), law, threshold=THRESHOLD)
     assert not res.rejected, str(res)
 
@@ -92,13 +100,18 @@ def test_tree_broken_variant_is_caught():
 def test_which_candidate_is_accepted_follows_the_exact_law(replacement):
     """Not only the token: the index of the accepted candidate (None: all rejected) follows the
     enumerated law, so the sampler's steps, not just its output, match the exact computation."""
-    exact = multi_draft_law([F(3, 5), F(3, 10), F(1, 10)], [F(1, 5), F(3, 10), F(1, 2)], 3,
-                            replacement=replacement)
+    exact = multi_draft_law(
+        [F(3, 5), F(3, 10), F(1, 10)], [F(1, 5), F(3, 10), F(1, 2)], 3, replacement=replacement
+    )
     law = {i: float(v) for i, v in enumerate(exact.by_index) if v > 0}
     if exact.acceptance < 1:
         law[None] = 1 - float(exact.acceptance)
     rng = np.random.default_rng(21)
-    seen = Counter(verify_candidates(P, Q, sample_candidates(Q, 3, rng, replacement=replacement), rng,
-                                     replacement=replacement)[0] for _ in range(N_POSITION))
+    seen = Counter(
+        verify_candidates(
+            P, Q, sample_candidates(Q, 3, rng, replacement=replacement), rng, replacement=replacement
+        )[0]
+        for _ in range(N_POSITION)
+    )
     res = chi_square_gof(seen, law, threshold=THRESHOLD)
     assert not res.rejected, str(res)

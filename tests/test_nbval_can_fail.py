@@ -5,11 +5,12 @@ changed from 3/5 to 2/5. One nbval run over both copies (a subprocess, with the 
 test command; the JUnit report tells the copies apart) must pass every cell of the first copy and
 fail exactly the α cell of the second.
 """
+
 import json
 import os
-import xml.etree.ElementTree as ET
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,8 +20,12 @@ MARKER = "[derived] α = Σ min(p, q) = 3/5"
 
 
 def _alpha_cell(nb) -> int:
-    hits = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
-            and any(MARKER in "".join(o.get("text", "")) for o in c.get("outputs", []))]
+    hits = [
+        i
+        for i, c in enumerate(nb["cells"])
+        if c["cell_type"] == "code"
+        and any(MARKER in "".join(o.get("text", "")) for o in c.get("outputs", []))
+    ]
     assert len(hits) == 1, f"expected one stored output containing {MARKER!r}, found {hits}"
     return hits[0]
 
@@ -37,14 +42,35 @@ def test_changed_worked_value_fails_and_original_passes(tmp_path):
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # not the repo's addopts
     # a copy next to the notebooks: a sanitize file outside the rootdir garbles nbval's node ids
     (tmp_path / "sanitize.cfg").write_text(SANITIZE.read_text(encoding="utf-8"), encoding="utf-8")
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "jupyter"),
-               IPYTHONDIR=str(tmp_path / "ipython"), MPLCONFIGDIR=str(tmp_path / "mpl"))
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(tmp_path / "jupyter"),
+        IPYTHONDIR=str(tmp_path / "ipython"),
+        MPLCONFIGDIR=str(tmp_path / "mpl"),
+    )
 
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--nbval",
-         "--nbval-current-env", "--nbval-sanitize-with", "sanitize.cfg", "--junitxml=report.xml",
-         "good.ipynb", "bad.ipynb"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--nbval",
+            "--nbval-current-env",
+            "--nbval-sanitize-with",
+            "sanitize.cfg",
+            "--junitxml=report.xml",
+            "good.ipynb",
+            "bad.ipynb",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     log = proc.stdout + proc.stderr
     results = {}  # notebook -> {cell name: passed?}
     for case in ET.parse(tmp_path / "report.xml").getroot().iter("testcase"):

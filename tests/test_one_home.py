@@ -16,6 +16,7 @@ Each scan lists offenders. Offenders in modules owned by other work streams are 
 ``ELSEWHERE`` and turn the test into an xfail naming them, so that they are visible and a *new*
 offender anywhere still fails.
 """
+
 import ast
 import pathlib
 
@@ -43,11 +44,16 @@ def private_imports():
                     continue
                 for a in node.names:
                     if a.name.startswith("_") and not a.name.startswith("__"):
-                        out.append(f"{name}:{node.lineno} imports {a.name} from {'.' * node.level}{node.module or ''}")
+                        out.append(
+                            f"{name}:{node.lineno} imports {a.name} from {'.' * node.level}{node.module or ''}"
+                        )
             elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 # module._private, e.g. sampling._sample
-                if node.attr.startswith("_") and not node.attr.startswith("__") \
-                        and node.value.id in {p.stem for p in FILES} | {"sc", "specdec_core"}:
+                if (
+                    node.attr.startswith("_")
+                    and not node.attr.startswith("__")
+                    and node.value.id in {p.stem for p in FILES} | {"sc", "specdec_core"}
+                ):
                     out.append(f"{name}:{node.lineno} uses {node.value.id}.{node.attr}")
     return out
 
@@ -57,12 +63,17 @@ def rule_name_tuples():
     out = []
     for name, tree in _trees():
         for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) \
-                    and node.targets[0].id in ("CORRECT_RULES", "CORRECTION_RULES") \
-                    and name != "specdec_core/verify.py":
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id in ("CORRECT_RULES", "CORRECTION_RULES")
+                and name != "specdec_core/verify.py"
+            ):
                 out.append(f"{name}:{node.lineno} defines {node.targets[0].id}")
             if isinstance(node, (ast.Tuple, ast.List)):
-                vals = {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+                vals = {
+                    e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                }
                 if {"residual", "draft", "uniform"} <= vals and name != "specdec_core/verify.py":
                     out.append(f"{name}:{node.lineno} spells out the correction rules")
     return out
@@ -82,18 +93,23 @@ def _source_hits(predicate, allowed):
 
 
 def inverse_cdf_copies():
-    return _source_hits(lambda c: "searchsorted(" in c and "side=\"right\"" in c,
-                        {"specdec_core/distributions.py"})
+    return _source_hits(
+        lambda c: "searchsorted(" in c and 'side="right"' in c, {"specdec_core/distributions.py"}
+    )
 
 
 def residual_copies():
-    return _source_hits(lambda c: "maximum(" in c and ("p - q" in c or "pa - qa" in c or "p_row, q_row" in c),
-                        {"specdec_core/verify.py"})
+    return _source_hits(
+        lambda c: "maximum(" in c and ("p - q" in c or "pa - qa" in c or "p_row, q_row" in c),
+        {"specdec_core/verify.py"},
+    )
 
 
 def expected_count_copies():
-    return _source_hits(lambda c: "** (gamma + 1)" in c or "**(gamma + 1)" in c or "** (g + 1)) / (1 -" in c,
-                        {"specdec_core/counts.py", "specdec_core/symbolic.py", "specdec_core/symbolic_timing.py"})
+    return _source_hits(
+        lambda c: "** (gamma + 1)" in c or "**(gamma + 1)" in c or "** (g + 1)) / (1 -" in c,
+        {"specdec_core/counts.py", "specdec_core/symbolic.py", "specdec_core/symbolic_timing.py"},
+    )
 
 
 def power_copies():
@@ -102,14 +118,21 @@ def power_copies():
 
 def results_file_readers():
     """JSON parsing outside roofline.py (load_benchmark) and the capstone's own llm/ package."""
-    return [h for h in _source_hits(lambda c: "json.load" in c, {"specdec_core/roofline.py"})
-            if not h.startswith("specdec_core/llm/")]
+    return [
+        h
+        for h in _source_hits(lambda c: "json.load" in c, {"specdec_core/roofline.py"})
+        if not h.startswith("specdec_core/llm/")
+    ]
 
 
 def validator_copies():
-    return _source_hits(lambda c: "isinstance(rng, np.random.Generator)" in c
-                        or ("bool" in c and "or not isinstance" in c and "np.integer))" in c),
-                        {"specdec_core/distributions.py"})
+    return _source_hits(
+        lambda c: (
+            "isinstance(rng, np.random.Generator)" in c
+            or ("bool" in c and "or not isinstance" in c and "np.integer))" in c)
+        ),
+        {"specdec_core/distributions.py"},
+    )
 
 
 # Offenders in modules this work stream does not own (reported to the coordinator); each scan
@@ -119,15 +142,29 @@ ELSEWHERE = {
     "expected_count_copies": ("specdec_core/llm/runs.py",),
     "validator_copies": ("specdec_core/llm/",),
     "power_copies": ("specdec_core/llm/",),
-    "private_imports": ("specdec_core/plots/", "specdec_core/widgets/", "specdec_core/labs/",
-                        "specdec_core/llm/"),
+    "private_imports": (
+        "specdec_core/plots/",
+        "specdec_core/widgets/",
+        "specdec_core/labs/",
+        "specdec_core/llm/",
+    ),
     "rule_name_tuples": ("specdec_core/plots/", "specdec_core/widgets/", "specdec_core/labs/"),
     "residual_copies": ("specdec_core/plots/", "specdec_core/widgets/", "specdec_core/labs/"),
 }
 
-SCANS = {f.__name__: f for f in (private_imports, rule_name_tuples, inverse_cdf_copies, residual_copies,
-                                 expected_count_copies, validator_copies, power_copies,
-                                 results_file_readers)}
+SCANS = {
+    f.__name__: f
+    for f in (
+        private_imports,
+        rule_name_tuples,
+        inverse_cdf_copies,
+        residual_copies,
+        expected_count_copies,
+        validator_copies,
+        power_copies,
+        results_file_readers,
+    )
+}
 
 
 @pytest.mark.parametrize("scan", sorted(SCANS))
@@ -148,12 +185,14 @@ def test_scans_can_fail(tmp_path, monkeypatch):
         "from .sampling import _sample\n"
         "RULES = ('residual', 'draft', 'target', 'uniform')\n"
         "def f(row, u, rng, alpha, gamma, p, q, x):\n"
-        "    i = np.searchsorted(np.cumsum(row), u, side=\"right\")\n"
+        '    i = np.searchsorted(np.cumsum(row), u, side="right")\n'
         "    r = np.maximum(p - q, 0.0)\n"
         "    ek = (1 - alpha ** (gamma + 1)) / (1 - alpha)\n"
         "    if not isinstance(rng, np.random.Generator): raise ValueError\n"
         "    from scipy.stats import ncx2\n"
-        "    res = json.loads(open('benchmarks/results/llm.json').read())\n", encoding="utf-8")
+        "    res = json.loads(open('benchmarks/results/llm.json').read())\n",
+        encoding="utf-8",
+    )
     monkeypatch.setattr(__import__(__name__), "FILES", [bad / "bad.py"])
     monkeypatch.setattr(__import__(__name__), "PKG", bad)
     for name, scan in SCANS.items():

@@ -1,4 +1,5 @@
 """The power demo (specdec_core.power): a broken rule escapes a small test and not a large one."""
+
 import pytest
 
 from specdec_core.power import approximate_power, chi_square_power, power_table
@@ -7,13 +8,13 @@ from specdec_core.worked import WORKED
 
 def test_small_sample_misses_the_broken_rule_large_sample_catches_it():
     small, large = power_table(WORKED.p, WORKED.q, "target", (30, 1000), repeats=100, seed=1)
-    assert small.power < 0.3          # with 30 samples "resample from p" usually passes
-    assert large.power == 1.0         # with 1000 it never does (100 of 100 seeded experiments)
+    assert small.power < 0.3  # with 30 samples "resample from p" usually passes
+    assert large.power == 1.0  # with 1000 it never does (100 of 100 seeded experiments)
 
 
 def test_correct_rule_rejects_about_as_often_as_the_threshold():
     (row,) = power_table(WORKED.p, WORKED.q, "residual", (500,), repeats=300, seed=2)
-    assert row.rejections <= 3        # expected 0.3 false alarms at threshold 0.001
+    assert row.rejections <= 3  # expected 0.3 false alarms at threshold 0.001
 
 
 def test_approximation_grows_with_n_and_matches_the_measured_power_for_large_n():
@@ -34,7 +35,7 @@ def test_chi_square_power():
     assert chi_square_power(law, law, 100) == pytest.approx(1e-3)
     assert chi_square_power(law, {0: 0.7, 1: 0.3}, 2000) > 0.999
     assert chi_square_power(law, {0: 0.5, 1: 0.4, 2: 0.1}, 10) == 1.0
-    assert chi_square_power({0: 1.0}, {0: 1.0}, 50) == 0.0          # one cell: it cannot reject
+    assert chi_square_power({0: 1.0}, {0: 1.0}, 50) == 0.0  # one cell: it cannot reject
 
 
 def test_chi_square_power_uses_the_tests_cells():
@@ -42,7 +43,7 @@ def test_chi_square_power_uses_the_tests_cells():
     between two small cells is invisible to the test at n = 20 and visible at n = 2000."""
     law = {0: 0.9, 1: 0.05, 2: 0.05}
     alt = {0: 0.9, 1: 0.09, 2: 0.01}
-    assert chi_square_power(law, alt, 20) == pytest.approx(1e-3)    # one pooled cell {1, 2}
+    assert chi_square_power(law, alt, 20) == pytest.approx(1e-3)  # one pooled cell {1, 2}
     assert chi_square_power(law, alt, 2000) > 0.999
 
 
@@ -55,9 +56,15 @@ def test_approximate_power_is_chi_square_power_of_the_rules_law():
     assert approximate_power(WORKED.p, WORKED.q, "target", 300) == chi_square_power(law, alt, 300)
 
 
-@pytest.mark.parametrize("args, match", [((0,), "n must be a positive integer"),
-                                         ((True,), "n must be"), ((10, {"threshold": 1.5}), "threshold"),
-                                         ((10, {"min_expected": 0}), "min_expected")])
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        ((0,), "n must be a positive integer"),
+        ((True,), "n must be"),
+        ((10, {"threshold": 1.5}), "threshold"),
+        ((10, {"min_expected": 0}), "min_expected"),
+    ],
+)
 def test_chi_square_power_refuses_bad_arguments(args, match):
     law = {0: 0.5, 1: 0.5}
     kw = args[1] if len(args) > 1 else {}
@@ -67,9 +74,16 @@ def test_chi_square_power_refuses_bad_arguments(args, match):
         chi_square_power(law, {0: 0.5}, 10)
 
 
-@pytest.mark.parametrize("kw, match", [({"sizes": []}, "sizes"), ({"sizes": [0]}, "sizes"),
-                                       ({"repeats": 0}, "repeats"), ({"seed": -1}, "seed"),
-                                       ({"rule": "unnormalized"}, "rule")])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"sizes": []}, "sizes"),
+        ({"sizes": [0]}, "sizes"),
+        ({"repeats": 0}, "repeats"),
+        ({"seed": -1}, "seed"),
+        ({"rule": "unnormalized"}, "rule"),
+    ],
+)
 def test_bad_arguments_are_refused(kw, match):
     args = dict(rule="target", sizes=[10], repeats=2, seed=0) | kw
     with pytest.raises(ValueError, match=match):

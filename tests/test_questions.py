@@ -1,5 +1,6 @@
 """Every quiz question lives in specdec_core.questions, grades itself, and the right answers are
 spread over the option positions (a learner must learn the idea, not the position)."""
+
 import json
 import re
 from collections import Counter
@@ -44,6 +45,7 @@ def test_answer_positions_are_spread():
 def test_answer_is_not_always_the_longest_option():
     def is_longest(q):
         return len(q.options[q.answer]) == max(len(o) for o in q.options)
+
     assert not all(is_longest(q) for q in ALL_QUESTIONS)
     assert sum(not is_longest(q) for q in ALL_QUESTIONS) >= 3
 
@@ -72,5 +74,6 @@ def test_old_import_names_still_work():
     from specdec_core.kv import KV_QUESTION
     from specdec_core.llm.report import MEASURE_QUESTION
     from specdec_core.transforms import TRANSFORM_QUESTION
+
     for q in (KV_QUESTION, MEASURE_QUESTION, TRANSFORM_QUESTION):
         assert q in ALL_QUESTIONS

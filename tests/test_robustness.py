@@ -5,6 +5,7 @@ limits, γ = 10⁹ answered by closed forms (or refused), stop tokens in the sam
 The property tests corrupt what a target or draft returns at a random call of a run and check
 the run raises ValueError; a deliberately unchecked sampler shows the same corruption passing
 silently (so the test can fail)."""
+
 import tracemalloc
 import warnings
 from collections import Counter
@@ -16,8 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import specdec_core as sc
-from specdec_core.counts import (MAX_EXACT_GAMMA, expected_count_curve, expected_gain,
-                                 expected_output_count, output_count_distribution)
+from specdec_core.counts import (
+    MAX_EXACT_GAMMA,
+    expected_count_curve,
+    expected_gain,
+    expected_output_count,
+    output_count_distribution,
+)
 from specdec_core.lawcheck import chi_square_gof
 from specdec_core.replay import describe_step, replay_steps
 from specdec_core.sampling import verify_batch
@@ -29,6 +35,7 @@ T, D = toy_target(), toy_draft()
 V = T.vocab_size
 
 # ---------------------------------------------------------------- corrupting models
+
 
 def _shift_negative(r):
     """Move 0.3 of mass from the smallest entry other than the largest onto the largest: the
@@ -121,14 +128,27 @@ class Corrupt:
         return toks, (rows if self.kind in ("strings", "bools") else np.stack(rows))
 
 
-ROLES = ["target call", "target score", "draft call", "draft propose",
-         "draft token negative", "draft token too large", "draft token float", "draft token bool"]
+ROLES = [
+    "target call",
+    "target score",
+    "draft call",
+    "draft propose",
+    "draft token negative",
+    "draft token too large",
+    "draft token float",
+    "draft token bool",
+]
 
 
 @settings(max_examples=120, deadline=None)
-@given(role=st.sampled_from(ROLES), kind=st.sampled_from(sorted(CORRUPTIONS)),
-       which=st.integers(0, 12), gamma=st.integers(1, 4), seed=st.integers(0, 2**31 - 1),
-       method=st.sampled_from(["speculative", "autoregressive"]))
+@given(
+    role=st.sampled_from(ROLES),
+    kind=st.sampled_from(sorted(CORRUPTIONS)),
+    which=st.integers(0, 12),
+    gamma=st.integers(1, 4),
+    seed=st.integers(0, 2**31 - 1),
+    method=st.sampled_from(["speculative", "autoregressive"]),
+)
 def test_corrupted_model_output_anywhere_in_a_run_raises(role, kind, which, gamma, seed, method):
     who, how = role.split(" ", 1)
     if method == "autoregressive" and who == "draft":
@@ -154,36 +174,56 @@ def test_unchecked_sampler_would_pass_the_corruption_silently():
     inverse-CDF draw without complaint."""
     bad = np.asarray(D(())) * 1.1
     c = np.cumsum(bad)
-    x = int(np.searchsorted(c, 0.5 * c[-1], side="right"))   # no error: silently wrong law
+    x = int(np.searchsorted(c, 0.5 * c[-1], side="right"))  # no error: silently wrong law
     assert 0 <= x < V
     with pytest.raises(ValueError, match="draft output must sum to 1"):
-        sc.speculative_generate(T, lambda pre: bad, (), gamma=2, max_new_tokens=3,
-                                rng=np.random.default_rng(0))
+        sc.speculative_generate(
+            T, lambda pre: bad, (), gamma=2, max_new_tokens=3, rng=np.random.default_rng(0)
+        )
 
 
-@pytest.mark.parametrize("prefix,msg", [((1.5,), "integer token ids"), ((True,), "integer token ids"),
-                                        (("a",), "integer token ids"), ((-1,), "negative token id"),
-                                        ((4,), "outside the vocabulary"), ((np.float64(1.0),), "integer token ids")])
+@pytest.mark.parametrize(
+    "prefix,msg",
+    [
+        ((1.5,), "integer token ids"),
+        ((True,), "integer token ids"),
+        (("a",), "integer token ids"),
+        ((-1,), "negative token id"),
+        ((4,), "outside the vocabulary"),
+        ((np.float64(1.0),), "integer token ids"),
+    ],
+)
 def test_bad_prefix_tokens(prefix, msg):
-    for call in (lambda: sc.speculative_generate(T, D, prefix, gamma=2, max_new_tokens=3, rng=np.random.default_rng(0)),
-                 lambda: sc.autoregressive_generate(T, prefix, max_new_tokens=3, rng=np.random.default_rng(0))):
+    for call in (
+        lambda: sc.speculative_generate(
+            T, D, prefix, gamma=2, max_new_tokens=3, rng=np.random.default_rng(0)
+        ),
+        lambda: sc.autoregressive_generate(T, prefix, max_new_tokens=3, rng=np.random.default_rng(0)),
+    ):
         with pytest.raises(ValueError, match=msg):
             call()
 
 
 # ---------------------------------------------------------------- verify_batch rows
 
+
 def _batch(B=64, gamma=3, V=6, seed=0):
     rng = np.random.default_rng(seed)
-    P = rng.random((B, gamma + 1, V)); P /= P.sum(-1, keepdims=True)
-    Q = rng.random((B, gamma, V)) + 0.05; Q /= Q.sum(-1, keepdims=True)
+    P = rng.random((B, gamma + 1, V))
+    P /= P.sum(-1, keepdims=True)
+    Q = rng.random((B, gamma, V)) + 0.05
+    Q /= Q.sum(-1, keepdims=True)
     X = np.stack([[rng.choice(V, p=Q[b, i]) for i in range(gamma)] for b in range(B)])
     return P, Q, X
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10**6), kind=st.sampled_from(["nan", "inf", "negative", "wrong sum"]),
-       which=st.sampled_from(["P", "Q"]), data=st.data())
+@given(
+    seed=st.integers(0, 10**6),
+    kind=st.sampled_from(["nan", "inf", "negative", "wrong sum"]),
+    which=st.sampled_from(["P", "Q"]),
+    data=st.data(),
+)
 def test_verify_batch_checks_every_row_it_uses(seed, kind, which, data):
     """Corrupt one row that the round reads (a checked position's p or q row, the rejected
     position's rows, the bonus row): verify_batch must raise. The accept/reject outcome is
@@ -200,9 +240,12 @@ def test_verify_batch_checks_every_row_it_uses(seed, kind, which, data):
     elif kind == "inf":
         row[-1] = np.inf
     elif kind == "negative":
-        j = int(np.argmax(row)); row[j] += 0.3; row[(j + 1) % len(row)] -= 0.3
+        j = int(np.argmax(row))
+        row[j] += 0.3
+        row[(j + 1) % len(row)] -= 0.3
         if row.min() >= 0:
-            row[(j + 1) % len(row)] = -0.01; row[j] += 0.01 + row[(j + 1) % len(row)] * 0
+            row[(j + 1) % len(row)] = -0.01
+            row[j] += 0.01 + row[(j + 1) % len(row)] * 0
             row /= row.sum() if row.sum() > 0 else 1
     else:
         row *= 1.01
@@ -219,7 +262,7 @@ def test_verify_batch_does_not_read_rows_after_the_rejection():
     n, _ = verify_batch(P, Q, X, np.random.default_rng(4))
     b = int(np.flatnonzero(n == 0)[0])
     P2, Q2 = P.copy(), Q.copy()
-    for A, i in ((P2, 2), (P2, 3), (Q2, 1), (Q2, 2)):      # all but the drafted entry (read by
+    for A, i in ((P2, 2), (P2, 3), (Q2, 1), (Q2, 2)):  # all but the drafted entry (read by
         keep = A[b, i, X[b, i]] if i < X.shape[1] else None  # the vectorized gather) of rows > n
         A[b, i] = np.nan
         if keep is not None:
@@ -233,8 +276,10 @@ def test_verify_batch_tiny_vocabularies_little_scratch():
     would need ~800 MB); peak traced allocation stays far below the inputs' own size x 3."""
     rng = np.random.default_rng(5)
     B, g, V = 200_000, 2, 8
-    P = rng.random((B, g + 1, V)); P /= P.sum(-1, keepdims=True)
-    Q = rng.random((B, g, V)) + 0.1; Q /= Q.sum(-1, keepdims=True)
+    P = rng.random((B, g + 1, V))
+    P /= P.sum(-1, keepdims=True)
+    Q = rng.random((B, g, V)) + 0.1
+    Q /= Q.sum(-1, keepdims=True)
     X = rng.integers(0, V, size=(B, g))
     inputs = P.nbytes + Q.nbytes
     tracemalloc.start()
@@ -247,10 +292,19 @@ def test_verify_batch_tiny_vocabularies_little_scratch():
 
 # ---------------------------------------------------------------- statistics helpers
 
-@pytest.mark.parametrize("law,msg", [({0: np.nan, 1: 1.0}, "NaN"), ({0: -0.5, 1: 1.5}, "negative"),
-                                     ({0: 0.5, 1: 0.6}, "sum to 1"), ({0: "0.5", 1: 0.5}, "strings"),
-                                     ({0: True}, "booleans"), ([0.5, 0.5], "must be a dict"),
-                                     ({0: F(1, 2), 1: F(1, 3)}, "sum to exactly 1")])
+
+@pytest.mark.parametrize(
+    "law,msg",
+    [
+        ({0: np.nan, 1: 1.0}, "NaN"),
+        ({0: -0.5, 1: 1.5}, "negative"),
+        ({0: 0.5, 1: 0.6}, "sum to 1"),
+        ({0: "0.5", 1: 0.5}, "strings"),
+        ({0: True}, "booleans"),
+        ([0.5, 0.5], "must be a dict"),
+        ({0: F(1, 2), 1: F(1, 3)}, "sum to exactly 1"),
+    ],
+)
 def test_gof_validates_the_law(law, msg):
     with pytest.raises(ValueError, match=msg):
         chi_square_gof([0, 1], law)
@@ -263,20 +317,35 @@ def test_total_variation_validated_and_exact_per_row():
     assert tv.shape == (2,) and list(tv) == [F(1, 4), F(1)]
     assert all(isinstance(v, F) for v in tv)
     assert sc.total_variation([F(1, 2), F(1, 2)], [F(1), F(0)]) == F(1, 2)
-    for bad, msg in [([np.nan, 1.0], "NaN"), ([-0.5, 1.5], "negative"), (["0.5", "0.5"], "strings"),
-                     ([True, False], "booleans"), ([np.inf, 0], "infinite")]:
+    for bad, msg in [
+        ([np.nan, 1.0], "NaN"),
+        ([-0.5, 1.5], "negative"),
+        (["0.5", "0.5"], "strings"),
+        ([True, False], "booleans"),
+        ([np.inf, 0], "infinite"),
+    ]:
         with pytest.raises(ValueError, match=msg):
             sc.total_variation(bad, [0.5, 0.5])
 
 
-@pytest.mark.parametrize("vec", [["0.5", "0.5"], [True, 0.0], [F(1, 2), True], [0.5, "0.5"],
-                                 np.array(["0.5", "0.5"]), [np.bool_(True), 0.0]])
+@pytest.mark.parametrize(
+    "vec",
+    [
+        ["0.5", "0.5"],
+        [True, 0.0],
+        [F(1, 2), True],
+        [0.5, "0.5"],
+        np.array(["0.5", "0.5"]),
+        [np.bool_(True), 0.0],
+    ],
+)
 def test_numeric_strings_and_bools_are_refused(vec):
     with pytest.raises(ValueError, match="numbers"):
         sc.check_distribution(vec)
 
 
 # ---------------------------------------------------------------- transforms at their limits
+
 
 def test_transform_limits_without_warnings():
     p = np.array([0.5, 0.3, 0.2, 0.0])
@@ -288,12 +357,12 @@ def test_transform_limits_without_warnings():
         for t in (1e10, 1e300, 1.7e308):
             np.testing.assert_allclose(apply_temperature(p, t), [1 / 3, 1 / 3, 1 / 3, 0])
             np.testing.assert_allclose(softmax([1.0, 2.0, 3.0], t), [1 / 3] * 3)
-            extreme = softmax([-1e308, 1e308, -np.inf], t)           # gap overflows: no warning
+            extreme = softmax([-1e308, 1e308, -np.inf], t)  # gap overflows: no warning
             assert np.isfinite(extreme).all() and extreme.sum() == pytest.approx(1)
         for tp in (5e-324, 1e-300, 1e-12, 1e-13, F(1, 10**400)):
             out = top_p(p, tp)
             assert not np.isnan(np.asarray(out, dtype=float)).any()
-            assert np.asarray(out, dtype=float).tolist() == [1, 0, 0, 0]       # greedy
+            assert np.asarray(out, dtype=float).tolist() == [1, 0, 0, 0]  # greedy
         assert list(apply_temperature([F(1, 2), F(1, 2)], F(1, 10**6))) == [0.5, 0.5]
 
 
@@ -306,12 +375,17 @@ def test_top_p_exact_and_float_thresholds_keep_the_same_symbols(w, data):
     cums = np.cumsum([ex[i] for i in order])
     t = data.draw(st.sampled_from([c for c in cums if 0 < c <= 1] + [F(1, 7), F(1, 3)]))
     keep = [lambda out: tuple(np.asarray(out, dtype=float) > 0)]
-    results = {keep[0](top_p(ex, t)), keep[0](top_p(ex, float(t))),
-               keep[0](top_p([float(v) for v in ex], float(t))), keep[0](top_p([float(v) for v in ex], t))}
+    results = {
+        keep[0](top_p(ex, t)),
+        keep[0](top_p(ex, float(t))),
+        keep[0](top_p([float(v) for v in ex], float(t))),
+        keep[0](top_p([float(v) for v in ex], t)),
+    }
     assert len(results) == 1, (ex, t, results)
 
 
 # ---------------------------------------------------------------- γ = 10⁹
+
 
 def test_huge_gamma_closed_forms_or_clear_refusal():
     g = 10**9
@@ -322,14 +396,17 @@ def test_huge_gamma_closed_forms_or_clear_refusal():
     assert work_account(0.6, g)["expected_tokens"] == pytest.approx(2.5)
     assert optimal_gamma(0.999999, 1e-9, g) > 1000
     assert optimal_gamma(0.6, 0.0, g) == g and optimal_gamma(0.8, 0.05, g) == 8
-    assert speedup_map([0.5, 0.9], [0, g], draft_per_token_ms=1e-9, verify_base_ms=6,
-                       baseline_ms=6).shape == (2, 2)
+    assert speedup_map(
+        [0.5, 0.9], [0, g], draft_per_token_ms=1e-9, verify_base_ms=6, baseline_ms=6
+    ).shape == (2, 2)
     assert expected_gain(0.6, 4, g) == pytest.approx(2.5 - 2.3056)
-    for call, msg in [(lambda: expected_output_count(F(3, 5), g), "too large for exact"),
-                      (lambda: output_count_distribution(0.6, g), "K law with"),
-                      (lambda: output_count_distribution(F(3, 5), MAX_EXACT_GAMMA + 1), "too large for exact"),
-                      (lambda: expected_count_curve(0.6, g), "max_gamma"),
-                      (lambda: optimal_gamma(F(999999, 10**6), F(1, 10**9), g), "pass float")]:
+    for call, msg in [
+        (lambda: expected_output_count(F(3, 5), g), "too large for exact"),
+        (lambda: output_count_distribution(0.6, g), "K law with"),
+        (lambda: output_count_distribution(F(3, 5), MAX_EXACT_GAMMA + 1), "too large for exact"),
+        (lambda: expected_count_curve(0.6, g), "max_gamma"),
+        (lambda: optimal_gamma(F(999999, 10**6), F(1, 10**9), g), "pass float"),
+    ]:
         with pytest.raises(ValueError, match=msg):
             call()
 
@@ -342,9 +419,11 @@ def test_closed_form_matches_the_sum_near_one():
 
 
 def test_expected_gain_is_computed_from_unrounded_values():
-    assert expected_gain(F(3, 5), 4, 8) == expected_output_count(F(3, 5), 8) - expected_output_count(F(3, 5), 4)
+    assert expected_gain(F(3, 5), 4, 8) == expected_output_count(F(3, 5), 8) - expected_output_count(
+        F(3, 5), 4
+    )
     assert expected_gain(F(3, 5), 4, 8) == F(66096, 390625)
-    assert round(expected_gain(0.6, 4, 8), 2) == 0.17           # 2.4748 − 2.3056, not 0.16
+    assert round(expected_gain(0.6, 4, 8), 2) == 0.17  # 2.4748 − 2.3056, not 0.16
     assert expected_gain(0.6, 8, 4) == pytest.approx(-expected_gain(0.6, 4, 8))
 
 
@@ -365,8 +444,15 @@ def _stop_counts(stop, gamma, seed, method="speculative", n=N_STOP, length=4):
     return out
 
 
-@pytest.mark.parametrize("stop,gamma,seed,method", [({1}, 3, 21, "speculative"), ({2}, 2, 22, "speculative"),
-                                                    ({0, 3}, 4, 23, "speculative"), ({1}, 0, 24, "autoregressive")])
+@pytest.mark.parametrize(
+    "stop,gamma,seed,method",
+    [
+        ({1}, 3, 21, "speculative"),
+        ({2}, 2, 22, "speculative"),
+        ({0, 3}, 4, 23, "speculative"),
+        ({1}, 0, 24, "autoregressive"),
+    ],
+)
 def test_stopped_output_has_the_targets_law_of_stopped_sequences(stop, gamma, seed, method):
     """Chi-square against the exact law of target sequences stopped at the first stop token
     (toy.stopped_sequence_law), reject if p-value < 0.001 (cells with expected count < 5 pooled)."""
@@ -386,7 +472,7 @@ def test_stopping_on_unverified_proposals_is_caught():
         r = sc.speculative_generate(T, D, (), gamma=3, max_new_tokens=4, rng=rng, stop={3})
         out = []
         for rec in r.records:
-            if 3 in rec.proposals and 3 not in rec.emitted:     # the bug: stop on a proposal
+            if 3 in rec.proposals and 3 not in rec.emitted:  # the bug: stop on a proposal
                 out.append(3)
                 break
             out.extend(rec.emitted)
@@ -396,16 +482,21 @@ def test_stopping_on_unverified_proposals_is_caught():
 
 
 @settings(max_examples=80, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), gamma=st.integers(0, 5), n=st.integers(1, 15),
-       stop=st.sets(st.integers(0, 3), max_size=2))
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    gamma=st.integers(0, 5),
+    n=st.integers(1, 15),
+    stop=st.sets(st.integers(0, 3), max_size=2),
+)
 def test_stop_accounting_adds_up(seed, gamma, n, stop):
-    r = sc.speculative_generate(T, D, (), gamma=gamma, max_new_tokens=n,
-                                rng=np.random.default_rng(seed), stop=stop)
+    r = sc.speculative_generate(
+        T, D, (), gamma=gamma, max_new_tokens=n, rng=np.random.default_rng(seed), stop=stop
+    )
     assert len(r.tokens) == r.accepted + r.corrections + r.bonus - r.after_stop
     assert len(r.tokens) <= n
     hits = [i for i, t in enumerate(r.tokens) if t in stop]
     if hits:
-        assert hits == [len(r.tokens) - 1] and r.stopped          # ends with its only stop token
+        assert hits == [len(r.tokens) - 1] and r.stopped  # ends with its only stop token
     else:
         assert len(r.tokens) == n and not r.stopped and r.after_stop == 0
     for rec in r.records[:-1]:
@@ -423,22 +514,32 @@ def test_stop_inside_an_accepted_block_is_replayed():
     """Find a round where the stop token is an accepted proposal, so later accepted tokens and
     the correction/bonus are discarded; the replay says so."""
     for seed in range(200):
-        r = sc.speculative_generate(T, D, (), gamma=4, max_new_tokens=20, rng=np.random.default_rng(seed),
-                                    stop={1})
+        r = sc.speculative_generate(
+            T, D, (), gamma=4, max_new_tokens=20, rng=np.random.default_rng(seed), stop={1}
+        )
         last = r.records[-1]
         if last.ended and last.after_stop >= 2:
             break
     else:
         pytest.fail("no round stopped inside an accepted block")
-    assert last.emitted == last.produced[:last.stop_at + 1] and last.emitted[-1] == 1
+    assert last.emitted == last.produced[: last.stop_at + 1] and last.emitted[-1] == 1
     steps = replay_steps(r.records)
     assert steps[-1].kind == "stop" and steps[-2].kind in ("correct", "bonus")
     assert steps[-2].counters.emitted - steps[-1].counters.emitted == last.after_stop
     assert "stop token" in describe_step(steps[-1]) and "generation ends" in describe_step(steps[-1])
 
 
-@pytest.mark.parametrize("stop,msg", [(3, "collection of token ids"), ("3", "collection"), ([1.5], "integer"),
-                                      ([-1], "negative"), ([4], "outside the vocabulary"), ([True], "integer")])
+@pytest.mark.parametrize(
+    "stop,msg",
+    [
+        (3, "collection of token ids"),
+        ("3", "collection"),
+        ([1.5], "integer"),
+        ([-1], "negative"),
+        ([4], "outside the vocabulary"),
+        ([True], "integer"),
+    ],
+)
 def test_bad_stop_argument(stop, msg):
     with pytest.raises(ValueError, match=msg):
         sc.speculative_generate(T, D, (), gamma=2, max_new_tokens=3, rng=np.random.default_rng(0), stop=stop)
@@ -448,44 +549,89 @@ def test_bad_stop_argument(stop, msg):
 
 def test_no_stop_changes_nothing():
     a = sc.speculative_generate(T, D, (), gamma=3, max_new_tokens=12, rng=np.random.default_rng(0))
-    b = sc.speculative_generate(T, D, (), gamma=3, max_new_tokens=12, rng=np.random.default_rng(0), stop=set())
+    b = sc.speculative_generate(
+        T, D, (), gamma=3, max_new_tokens=12, rng=np.random.default_rng(0), stop=set()
+    )
     assert a.tokens == b.tokens and not a.stopped and a.after_stop == 0
     assert sequence_law(T, (), 2) == stopped_sequence_law(T, (), 2, ())
 
 
 # ---------------------------------------------------------------- only ValueError reaches users
 
-WEIRD = [None, "x", "0.5", object(), [None], {"a": 1}, [[1, 2], [3]], True, [True, 0.5], ["0.5", "0.5"],
-         1j, [1j, 1], float("nan"), -1, 10**30, [], np.array([]), {0.5}]
+WEIRD = [
+    None,
+    "x",
+    "0.5",
+    object(),
+    [None],
+    {"a": 1},
+    [[1, 2], [3]],
+    True,
+    [True, 0.5],
+    ["0.5", "0.5"],
+    1j,
+    [1j, 1],
+    float("nan"),
+    -1,
+    10**30,
+    [],
+    np.array([]),
+    {0.5},
+]
 
 
 def _public_calls():
     from specdec_core import counts, simulate, timing, transforms, verify
     from specdec_core.replay import step_at
 
-    pq = ([.6, .3, .1], [.2, .3, .5])
+    pq = ([0.6, 0.3, 0.1], [0.2, 0.3, 0.5])
     return [
-        (verify.acceptance_probabilities, pq), (verify.acceptance_rate, pq), (verify.accepted_mass, pq),
-        (verify.rejection_probability, pq), (verify.residual_distribution, pq), (verify.output_distribution, pq),
-        (verify.correction_distribution, pq + ("draft",)), (verify.output_distribution_with, pq + ("draft",)),
-        (verify.total_variation, pq), (counts.output_count_distribution, (0.6, 3)),
-        (counts.expected_output_count, (0.6, 3)), (counts.expected_gain, (0.6, 4, 8)),
-        (counts.expected_count_curve, (0.6, 4)), (counts.iid_acceptance_rate, (0.6, 3)),
-        (counts.mixture_expected_count, ([0.5, 0.6], [0.5, 0.5], 3)), (counts.mean_output_count, ([1, 2, 3],)),
-        (timing.improvement_factor, (0.6, 3, 0.1)), (timing.optimal_gamma, (0.6, 0.1, 20)),
-        (timing.work_account, (0.6, 3)), (timing.baseline_tokens_per_second, (6,)),
-        (transforms.softmax, ([1., 2., 3.], 1.0)), (transforms.apply_temperature, ([.6, .3, .1], 0.5)),
-        (transforms.top_k, ([.6, .3, .1], 2)), (transforms.top_p, ([.6, .3, .1], 0.8)),
-        (transforms.greedy, ([.6, .3, .1],)), (transforms.verified_output, pq),
+        (verify.acceptance_probabilities, pq),
+        (verify.acceptance_rate, pq),
+        (verify.accepted_mass, pq),
+        (verify.rejection_probability, pq),
+        (verify.residual_distribution, pq),
+        (verify.output_distribution, pq),
+        (verify.correction_distribution, pq + ("draft",)),
+        (verify.output_distribution_with, pq + ("draft",)),
+        (verify.total_variation, pq),
+        (counts.output_count_distribution, (0.6, 3)),
+        (counts.expected_output_count, (0.6, 3)),
+        (counts.expected_gain, (0.6, 4, 8)),
+        (counts.expected_count_curve, (0.6, 4)),
+        (counts.iid_acceptance_rate, (0.6, 3)),
+        (counts.mixture_expected_count, ([0.5, 0.6], [0.5, 0.5], 3)),
+        (counts.mean_output_count, ([1, 2, 3],)),
+        (timing.improvement_factor, (0.6, 3, 0.1)),
+        (timing.optimal_gamma, (0.6, 0.1, 20)),
+        (timing.work_account, (0.6, 3)),
+        (timing.baseline_tokens_per_second, (6,)),
+        (transforms.softmax, ([1.0, 2.0, 3.0], 1.0)),
+        (transforms.apply_temperature, ([0.6, 0.3, 0.1], 0.5)),
+        (transforms.top_k, ([0.6, 0.3, 0.1], 2)),
+        (transforms.top_p, ([0.6, 0.3, 0.1], 0.8)),
+        (transforms.greedy, ([0.6, 0.3, 0.1],)),
+        (transforms.verified_output, pq),
         (transforms.make_transform, ("top_k", 2)),
         (simulate.simulate_position, pq + (10, np.random.default_rng(0))),
-        (simulate.max_abs_gap, ([.1, .2], [.1, .3])), (simulate.z_scores, ([.1, .2], [.1, .3], 10)),
-        (chi_square_gof, ([0, 1, 1], {0: 0.5, 1: 0.5})), (sequence_law, (T, (), 2)),
-        (stopped_sequence_law, (T, (), 2, {1})), (step_at, (replay_steps([]), 1)),
-        (lambda t, d, pre, g: sc.speculative_generate(t, d, pre, gamma=g, max_new_tokens=3,
-                                                      rng=np.random.default_rng(0)), (T, D, (), 2)),
-        (lambda t, pre, s: sc.autoregressive_generate(t, pre, max_new_tokens=3, rng=np.random.default_rng(0),
-                                                      stop=s), (T, (), {1})),
+        (simulate.max_abs_gap, ([0.1, 0.2], [0.1, 0.3])),
+        (simulate.z_scores, ([0.1, 0.2], [0.1, 0.3], 10)),
+        (chi_square_gof, ([0, 1, 1], {0: 0.5, 1: 0.5})),
+        (sequence_law, (T, (), 2)),
+        (stopped_sequence_law, (T, (), 2, {1})),
+        (step_at, (replay_steps([]), 1)),
+        (
+            lambda t, d, pre, g: sc.speculative_generate(
+                t, d, pre, gamma=g, max_new_tokens=3, rng=np.random.default_rng(0)
+            ),
+            (T, D, (), 2),
+        ),
+        (
+            lambda t, pre, s: sc.autoregressive_generate(
+                t, pre, max_new_tokens=3, rng=np.random.default_rng(0), stop=s
+            ),
+            (T, (), {1}),
+        ),
     ]
 
 
@@ -505,5 +651,7 @@ def test_public_functions_raise_only_value_errors():
                 except ValueError:
                     pass
                 except Exception as exc:  # noqa: BLE001 - that is the point
-                    escaped.append(f"{getattr(f, '__name__', f)} arg {i} = {w!r}: {type(exc).__name__}: {exc}")
+                    escaped.append(
+                        f"{getattr(f, '__name__', f)} arg {i} = {w!r}: {type(exc).__name__}: {exc}"
+                    )
     assert not escaped, "\n".join(escaped[:20])

@@ -1,5 +1,6 @@
 """roofline.py: bytes and FLOPs of a pass by hand, exactness, the two limits, monotonicity,
 units, the hardware presets and the measured-hardware reader, and the serving model."""
+
 from fractions import Fraction as F
 
 import pytest
@@ -24,16 +25,28 @@ from specdec_core.roofline import (
 )
 from specdec_core.timing import improvement_factor
 
-TINY = ModelShape("tiny", layers=2, kv_heads=1, head_dim=4, heads=2, hidden=8, intermediate=16,
-                  vocab=10, tied_embeddings=True, source="a hand-checkable toy shape for tests")
+TINY = ModelShape(
+    "tiny",
+    layers=2,
+    kv_heads=1,
+    head_dim=4,
+    heads=2,
+    hidden=8,
+    intermediate=16,
+    vocab=10,
+    tied_embeddings=True,
+    source="a hand-checkable toy shape for tests",
+)
 
 
 def hw(bw, peak, overhead=0):
-    return Hardware("toy", bandwidth=bw, peak=peak, pass_overhead_s=overhead, kind="assumed",
-                    source="declared in a test")
+    return Hardware(
+        "toy", bandwidth=bw, peak=peak, pass_overhead_s=overhead, kind="assumed", source="declared in a test"
+    )
 
 
 # ---------------------------------------------------------------- by hand
+
 
 def test_tiny_parameters_by_hand():
     # attention: 8·2·4·2 (q, o) + 8·1·4·2 (k, v) = 128 + 64; MLP 3·8·16 = 384; norms 16
@@ -44,8 +57,7 @@ def test_tiny_parameters_by_hand():
 def test_pass_bytes_by_hand():
     # fp32 weights 1272·4; KV per token 2·2·1·4·4 = 64 B; 3 sequences × 5 cached, × 2 new
     p = pass_bytes(TINY, dtype="fp32", positions=2, sequences=3, context=5, parts=True)
-    assert p == {"weights": 5088, "kv_read": 64 * 5 * 3, "kv_written": 64 * 2 * 3,
-                 "total": 5088 + 960 + 384}
+    assert p == {"weights": 5088, "kv_read": 64 * 5 * 3, "kv_written": 64 * 2 * 3, "total": 5088 + 960 + 384}
     assert pass_bytes(TINY, dtype="fp32", positions=2, sequences=3, context=5) == 6432
 
 
@@ -79,12 +91,21 @@ def test_llama8b_long_context_reads_exceed_weights():
 
 def test_draft_ratio_about_one_fifth():
     """Issue 12's second error: the 1B draft's own reads make c ≈ 0.2 at 16 × 8,192."""
-    sp = serving_point("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", dtype="bf16",
-                       alpha=F(7, 10), gamma=4, sequences=16, context=8192)
+    sp = serving_point(
+        "Llama-3.1-8B",
+        "Llama-3.2-1B",
+        "NVIDIA A100 80GB SXM",
+        dtype="bf16",
+        alpha=F(7, 10),
+        gamma=4,
+        sequences=16,
+        context=8192,
+    )
     assert 0.19 < float(sp.draft_ratio) < 0.22
 
 
 # ---------------------------------------------------------------- the two limits
+
 
 @settings(max_examples=60, deadline=None)
 @given(T=st.integers(1, 64), S=st.integers(1, 64), L=st.integers(0, 4096))
@@ -100,8 +121,14 @@ def test_limits(T, S, L):
 
 
 @settings(max_examples=60, deadline=None)
-@given(T=st.integers(1, 32), S=st.integers(1, 32), L=st.integers(0, 2048),
-       dT=st.integers(0, 8), dS=st.integers(0, 8), dL=st.integers(0, 512))
+@given(
+    T=st.integers(1, 32),
+    S=st.integers(1, 32),
+    L=st.integers(0, 2048),
+    dT=st.integers(0, 8),
+    dS=st.integers(0, 8),
+    dL=st.integers(0, 512),
+)
 def test_monotone(T, S, L, dT, dS, dL):
     """More positions, sequences or context never move fewer bytes, fewer FLOPs or take less
     time; more bandwidth or peak never take more time."""
@@ -113,8 +140,14 @@ def test_monotone(T, S, L, dT, dS, dL):
     assert pass_flops("Llama-3.2-1B", **fa) <= pass_flops("Llama-3.2-1B", **fb)
     h = hw(10**11, 10**13)
     assert pass_time("Llama-3.2-1B", h, **a).total_s <= pass_time("Llama-3.2-1B", h, **b).total_s
-    assert pass_time("Llama-3.2-1B", hw(2 * 10**11, 10**13), **a).total_s <= pass_time("Llama-3.2-1B", h, **a).total_s
-    assert pass_time("Llama-3.2-1B", hw(10**11, 2 * 10**13), **a).total_s <= pass_time("Llama-3.2-1B", h, **a).total_s
+    assert (
+        pass_time("Llama-3.2-1B", hw(2 * 10**11, 10**13), **a).total_s
+        <= pass_time("Llama-3.2-1B", h, **a).total_s
+    )
+    assert (
+        pass_time("Llama-3.2-1B", hw(10**11, 2 * 10**13), **a).total_s
+        <= pass_time("Llama-3.2-1B", h, **a).total_s
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -148,6 +181,7 @@ def test_arithmetic_intensity_and_ridge():
 
 # ---------------------------------------------------------------- verification cost
 
+
 def test_verification_free_when_memory_bound():
     # batch 1 on an A100: 5 positions cost within 0.1% of one
     v = verification_cost("Llama-3.1-8B", "NVIDIA A100 80GB SXM", dtype="bf16", gamma=4, context=1024)
@@ -165,10 +199,13 @@ def test_verification_costs_gamma_plus_one_when_compute_bound():
 
 def test_memory_bound_positions_matches_scan():
     for h in ("Laptop CPU (8 cores, DDR5)", "NVIDIA H100 SXM"):
-        n = memory_bound_positions("Llama-3.2-1B", h, dtype="bf16", sequences=4, context=512,
-                                   max_positions=600)
-        scan = [pass_time("Llama-3.2-1B", h, dtype="bf16", positions=T, sequences=4,
-                          context=512).bound for T in range(1, 601)]
+        n = memory_bound_positions(
+            "Llama-3.2-1B", h, dtype="bf16", sequences=4, context=512, max_positions=600
+        )
+        scan = [
+            pass_time("Llama-3.2-1B", h, dtype="bf16", positions=T, sequences=4, context=512).bound
+            for T in range(1, 601)
+        ]
         expected = next((i for i, b in enumerate(scan) if b == "compute"), 600)
         assert n == expected
     assert memory_bound_positions(TINY, hw(10**40, 1), dtype="fp32") == 0
@@ -176,9 +213,18 @@ def test_memory_bound_positions_matches_scan():
 
 # ---------------------------------------------------------------- speculation on the roofline
 
+
 def test_serving_point_gamma0_is_plain_decoding():
-    sp = serving_point("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA H100 SXM", dtype="bf16",
-                       alpha=F(1, 2), gamma=0, sequences=8, context=2048)
+    sp = serving_point(
+        "Llama-3.1-8B",
+        "Llama-3.2-1B",
+        "NVIDIA H100 SXM",
+        dtype="bf16",
+        alpha=F(1, 2),
+        gamma=0,
+        sequences=8,
+        context=2048,
+    )
     assert sp.draft_s == 0 and sp.expected_tokens == 1 and speculation_speedup(sp) == 1
     assert sp.throughput == 8 / sp.step_s
 
@@ -186,8 +232,16 @@ def test_serving_point_gamma0_is_plain_decoding():
 def test_speedup_matches_improvement_factor_when_verification_is_free():
     """With no attention and a memory-bound pass, notebook 05's Leviathan factor returns, with
     c the draft's step ratio and verification ≈ one step."""
-    sp = serving_point("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", dtype="bf16",
-                       alpha=F(7, 10), gamma=4, sequences=1, context=0)
+    sp = serving_point(
+        "Llama-3.1-8B",
+        "Llama-3.2-1B",
+        "NVIDIA A100 80GB SXM",
+        dtype="bf16",
+        alpha=F(7, 10),
+        gamma=4,
+        sequences=1,
+        context=0,
+    )
     want = improvement_factor(F(7, 10), 4, sp.draft_ratio)
     assert abs(float(sp.speedup) / float(want) - 1) < 1e-3
 
@@ -204,6 +258,7 @@ def test_speculation_stops_paying_under_load():
 
 # ---------------------------------------------------------------- hardware
 
+
 def test_presets_have_sources_and_kinds():
     assert len(HARDWARE) >= 5
     for h in HARDWARE.values():
@@ -212,21 +267,29 @@ def test_presets_have_sources_and_kinds():
 
 
 def test_hardware_from_benchmark():
-    res = {"machine": {"cpu": "X", "date_utc": "today"},
-           "bandwidth": {"threads2": {"copy_GBps": 20.0}},
-           "matmul": {"threads2": {"a": {"gflops": {"1": 5.0, "64": 40.0}},
-                                   "b": {"gflops": {"1": 10.0, "64": 90.0}}}}}
+    res = {
+        "machine": {"cpu": "X", "date_utc": "today"},
+        "bandwidth": {"threads2": {"copy_GBps": 20.0}},
+        "matmul": {
+            "threads2": {"a": {"gflops": {"1": 5.0, "64": 40.0}}, "b": {"gflops": {"1": 10.0, "64": 90.0}}}
+        },
+    }
     h = hardware_from_benchmark(res, threads=2)
     assert h.kind == "measured" and h.bandwidth == 20e9 and h.peak == 90e9
     with pytest.raises(ValueError, match="threads=1"):
         hardware_from_benchmark(res, threads=1)
 
 
-@pytest.mark.parametrize("kw,match", [
-    (dict(positions=0), "positions"), (dict(positions=1.0), "positions"),
-    (dict(sequences=0), "sequences"), (dict(context=-1), "context"),
-    (dict(dtype="fp64"), "dtype"),
-])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(positions=0), "positions"),
+        (dict(positions=1.0), "positions"),
+        (dict(sequences=0), "sequences"),
+        (dict(context=-1), "context"),
+        (dict(dtype="fp64"), "dtype"),
+    ],
+)
 def test_bad_inputs(kw, match):
     args = dict(dtype="bf16", positions=1, sequences=1, context=0) | kw
     with pytest.raises(ValueError, match=match):
@@ -253,11 +316,13 @@ def test_a_broken_roofline_is_caught():
 
 
 def test_kv_read_uses_kv_module():
-    assert pass_bytes("Llama-3.1-8B", dtype="bf16", positions=1, context=100, parts=True)["kv_read"] == \
-        model_kv_bytes(PRESETS["Llama-3.1-8B"], "bf16", 100)
+    assert pass_bytes("Llama-3.1-8B", dtype="bf16", positions=1, context=100, parts=True)[
+        "kv_read"
+    ] == model_kv_bytes(PRESETS["Llama-3.1-8B"], "bf16", 100)
 
 
 # ---------------------------------------------------------------- the lab (labs/roofline.py)
+
 
 def test_roofline_lab_texts_at_defaults():
     from specdec_core.labs.roofline import DEFAULTS, roofline_texts
@@ -266,18 +331,33 @@ def test_roofline_lab_texts_at_defaults():
     assert list(t) == ["step", "verify", "speedup", "note"]
     assert t["step"].startswith("[derived from assumed inputs]") and "memory-bound" in t["step"]
     assert "1.00 decode steps" in t["verify"]
-    sp = serving_point(DEFAULTS["target"], DEFAULTS["draft"], DEFAULTS["hardware"], dtype="bf16",
-                       alpha=DEFAULTS["alpha"], gamma=DEFAULTS["gamma"], sequences=1,
-                       context=DEFAULTS["context"])
+    sp = serving_point(
+        DEFAULTS["target"],
+        DEFAULTS["draft"],
+        DEFAULTS["hardware"],
+        dtype="bf16",
+        alpha=DEFAULTS["alpha"],
+        gamma=DEFAULTS["gamma"],
+        sequences=1,
+        context=DEFAULTS["context"],
+    )
     assert f"speed-up {float(sp.speedup):.2f}×" in t["speedup"]
 
 
-@pytest.mark.parametrize("changes", [
-    dict(sequences=256, context=0), dict(sequences=256, context=32768, dtype="fp32"),
-    dict(gamma=0), dict(gamma=16, alpha=1.0), dict(alpha=0.0),
-    dict(hardware="Laptop CPU (8 cores, DDR5)"), dict(hardware="Apple M2 (laptop)", dtype="fp8"),
-    dict(draft="Llama-3.1-70B"), dict(draft="SmolLM2-135M", target="SmolLM2-135M"),
-])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        dict(sequences=256, context=0),
+        dict(sequences=256, context=32768, dtype="fp32"),
+        dict(gamma=0),
+        dict(gamma=16, alpha=1.0),
+        dict(alpha=0.0),
+        dict(hardware="Laptop CPU (8 cores, DDR5)"),
+        dict(hardware="Apple M2 (laptop)", dtype="fp8"),
+        dict(draft="Llama-3.1-70B"),
+        dict(draft="SmolLM2-135M", target="SmolLM2-135M"),
+    ],
+)
 def test_roofline_lab_extremes(changes):
     from specdec_core.labs.roofline import roofline_lab
 
@@ -303,6 +383,7 @@ def test_roofline_lab_dom_contract():
 
 # ---------------------------------------------------------------- measured curves, the paper
 
+
 def test_cost_curve_reader_is_defensive():
     from specdec_core.roofline import cost_curve_from_results, relative_cost
 
@@ -324,9 +405,9 @@ def test_leviathan_rows_and_implied_cost():
     assert len(LEVIATHAN_TABLE2) == 12
     # EnDe T5-small, greedy: α = 0.75, γ = 7, reported 3.4×; a free draft would give 3.6×
     task, draft, temp, g, a, s = LEVIATHAN_TABLE2[0]
-    assert improvement_factor(a, g, 0) == (1 - a ** 8) / (1 - a)
+    assert improvement_factor(a, g, 0) == (1 - a**8) / (1 - a)
     c = implied_draft_cost(a, g, s)
-    assert improvement_factor(a, g, c) == s            # exact round trip
+    assert improvement_factor(a, g, c) == s  # exact round trip
     with pytest.raises(ValueError, match="speedup"):
         implied_draft_cost(a, g, 0)
 
@@ -337,19 +418,32 @@ def test_break_even_batch():
     kw = dict(dtype="bf16", alpha=F(7, 10), gamma=8, context=512)
     S = break_even_batch("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", max_sequences=256, **kw)
     assert S is not None and 1 < S <= 256
-    pts = [serving_point("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", sequences=n, **kw)
-           for n in (S - 1, S)]
+    pts = [
+        serving_point("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", sequences=n, **kw)
+        for n in (S - 1, S)
+    ]
     assert pts[0].speedup > 1 >= pts[1].speedup
 
 
-@pytest.mark.parametrize("context,alpha,gamma", [(512, 0.6, 8), (512, 0.8, 2), (8192, 0.6, 8), (2048, 0.8, 2)])
+@pytest.mark.parametrize(
+    "context,alpha,gamma", [(512, 0.6, 8), (512, 0.8, 2), (8192, 0.6, 8), (2048, 0.8, 2)]
+)
 def test_break_even_bisection_matches_scan(context, alpha, gamma):
     from specdec_core.roofline import break_even_batch
 
     kw = dict(dtype="bf16", alpha=alpha, gamma=gamma, context=context)
     got = break_even_batch("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", max_sequences=200, **kw)
-    scan = next((S for S in range(1, 201) if serving_point(
-        "Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", sequences=S, **kw).speedup <= 1), None)
+    scan = next(
+        (
+            S
+            for S in range(1, 201)
+            if serving_point(
+                "Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", sequences=S, **kw
+            ).speedup
+            <= 1
+        ),
+        None,
+    )
     assert got == scan
 
 
@@ -368,8 +462,17 @@ def test_load_benchmark(tmp_path):
 def test_describe_machine_is_defensive():
     from specdec_core.roofline import describe_machine
 
-    line = describe_machine({"machine": {"cpu": "X", "cores": 2, "blas": [["openblas", 2]],
-                                         "date_utc": "d", "load_avg_start": [1.25, 0, 0]}})
+    line = describe_machine(
+        {
+            "machine": {
+                "cpu": "X",
+                "cores": 2,
+                "blas": [["openblas", 2]],
+                "date_utc": "d",
+                "load_avg_start": [1.25, 0, 0],
+            }
+        }
+    )
     assert line == "X, 2 cores, BLAS openblas × 2 threads, d, load average 1.2 → ?"
     assert describe_machine({}) == "?, ? cores, BLAS ?, ?, load average ? → ?"
 
@@ -388,13 +491,29 @@ def test_capstone_curve_both_formats():
     from specdec_core.roofline import capstone_cost_curve
 
     old = {"cost_curve": {"threads2": {"1": [16.0, 17.0], "4": [32.0, 33.0]}}}
-    new = {"machine": {"blas_threads_used": 1},
-           "micro": {"context_tokens": 171,
-                     "verify_ms": {"T0": {"1": {"median": 50.0, "min": 40.0}, "4": {"median": 90.0}}}}}
+    new = {
+        "machine": {"blas_threads_used": 1},
+        "micro": {
+            "context_tokens": 171,
+            "verify_ms": {"T0": {"1": {"median": 50.0, "min": 40.0}, "4": {"median": 90.0}}},
+        },
+    }
     a, b = capstone_cost_curve(old), capstone_cost_curve(new)
-    assert a == {"curve": {1: 16.0, 4: 32.0}, "spread": {1: (16.0, 16.5, 17.0), 4: (32.0, 32.5, 33.0)},
-                 "reps": 2, "source": "cost_curve.threads2", "threads": 2, "context": None}
-    assert b == {"curve": {1: 40.0, 4: 90.0}, "spread": {1: (40.0, 50.0, 50.0), 4: (90.0, 90.0, 90.0)},
-                 "reps": None, "source": "micro.verify_ms.T0", "threads": 1, "context": 171}
+    assert a == {
+        "curve": {1: 16.0, 4: 32.0},
+        "spread": {1: (16.0, 16.5, 17.0), 4: (32.0, 32.5, 33.0)},
+        "reps": 2,
+        "source": "cost_curve.threads2",
+        "threads": 2,
+        "context": None,
+    }
+    assert b == {
+        "curve": {1: 40.0, 4: 90.0},
+        "spread": {1: (40.0, 50.0, 50.0), 4: (90.0, 90.0, 90.0)},
+        "reps": None,
+        "source": "micro.verify_ms.T0",
+        "threads": 1,
+        "context": 171,
+    }
     with pytest.raises(ValueError, match="no cost curve"):
         capstone_cost_curve({"machine": {}})

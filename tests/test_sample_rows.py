@@ -1,4 +1,5 @@
 """The two-level inverse-CDF sampler behind verify_batch."""
+
 from collections import Counter
 
 import numpy as np

@@ -6,6 +6,7 @@ law toy.sequence_law(target, prefix, L); cells with expected count < 5 pooled.
 Threshold: reject when the p-value < 0.001 (lawcheck.DEFAULT_THRESHOLD). Seeds are fixed, so
 each outcome is deterministic; the broken samplers give p-values many orders below the threshold.
 """
+
 from collections import Counter
 
 import numpy as np
@@ -22,8 +23,9 @@ N = 6000
 def _spec_counts(prefix, gamma, seed, correction="residual", n=N):
     rng = np.random.default_rng(seed)
     return Counter(
-        speculative_generate(T, D, prefix, gamma=gamma, max_new_tokens=L, rng=rng,
-                             correction=correction).tokens
+        speculative_generate(
+            T, D, prefix, gamma=gamma, max_new_tokens=L, rng=rng, correction=correction
+        ).tokens
         for _ in range(n)
     )
 
@@ -58,6 +60,7 @@ def test_impossible_outcome_is_rejected():
 
 # ---------------------------------------------------------------- verify_batch
 
+
 def batch_generate(B, gamma, length, rng, correction="residual"):
     """B toy sequences grown round by round with verify_batch (truncation at `length` keeps
     the law of the first `length` tokens: the stop rule does not look at the tokens)."""
@@ -87,8 +90,9 @@ def test_verify_batch_keeps_target_law(gamma, seed):
 
 
 def test_verify_batch_broken_correction_is_caught():
-    res = chi_square_gof(batch_generate(N, 2, L, np.random.default_rng(9), correction="draft"),
-                         sequence_law(T, (), L))
+    res = chi_square_gof(
+        batch_generate(N, 2, L, np.random.default_rng(9), correction="draft"), sequence_law(T, (), L)
+    )
     assert res.rejected, str(res)
 
 
@@ -96,7 +100,8 @@ def test_verify_batch_single_position_law_exact_rows():
     """One position, many rows: the first emitted token follows p (worked example)."""
     rng = np.random.default_rng(10)
     B = 20000
-    p = np.array([0.6, 0.3, 0.1]); q = np.array([0.2, 0.3, 0.5])
+    p = np.array([0.6, 0.3, 0.1])
+    q = np.array([0.2, 0.3, 0.5])
     X = rng.choice(3, size=(B, 1), p=q)
     P = np.broadcast_to(np.stack([p, p]), (B, 2, 3))
     Q = np.broadcast_to(q, (B, 1, 3))
@@ -128,7 +133,9 @@ def test_same_seed_different_text():
     b = autoregressive_generate(T, (), max_new_tokens=12, rng=np.random.default_rng(0)).tokens
     assert a != b
     # and each is reproducible
-    assert a == speculative_generate(T, D, (), gamma=3, max_new_tokens=12, rng=np.random.default_rng(0)).tokens
+    assert (
+        a == speculative_generate(T, D, (), gamma=3, max_new_tokens=12, rng=np.random.default_rng(0)).tokens
+    )
 
 
 class ShortDraft:

@@ -1,15 +1,23 @@
 """The single-position simulator: reproducible, consistent with verify.py, and lawful."""
+
 from fractions import Fraction as F
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from specdec_core import WORKED, accepted_mass, acceptance_rate, output_distribution_with
-from specdec_core.lawcheck import chi_square_gof
-from specdec_core.simulate import (SAMPLEABLE_RULES, binomial_standard_errors, draw_categorical, z_scores,
-                                   max_abs_gap, simulate_position)
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from strategies import float_pair
+
+from specdec_core import WORKED, acceptance_rate, accepted_mass, output_distribution_with
+from specdec_core.lawcheck import chi_square_gof
+from specdec_core.simulate import (
+    SAMPLEABLE_RULES,
+    binomial_standard_errors,
+    draw_categorical,
+    max_abs_gap,
+    simulate_position,
+    z_scores,
+)
 
 P, Q = list(WORKED.p), list(WORKED.q)
 
@@ -53,7 +61,7 @@ def test_wrong_rules_are_detected(rule):
     law = {i: float(v) for i, v in enumerate(output_distribution_with(P, Q, rule))}
     assert not chi_square_gof(sim.emitted.tolist(), law).rejected  # it samples its own law...
     target = {0: 0.6, 1: 0.3, 2: 0.1}
-    assert chi_square_gof(sim.emitted.tolist(), target).rejected   # ...which is not p
+    assert chi_square_gof(sim.emitted.tolist(), target).rejected  # ...which is not p
 
 
 def test_edge_cases_p_equals_q_and_zero_mass():
@@ -80,8 +88,8 @@ def test_property_support_and_accounting(pq, seed):
     p, q = pq
     sim = simulate_position(p, q, 500, np.random.default_rng(seed))
     qa, pa = np.asarray(q), np.asarray(p)
-    assert (qa[sim.proposals] > 0).all()          # never proposes a q = 0 symbol
-    assert (pa[sim.emitted] > 0).all()            # never emits a p = 0 symbol
+    assert (qa[sim.proposals] > 0).all()  # never proposes a q = 0 symbol
+    assert (pa[sim.emitted] > 0).all()  # never emits a p = 0 symbol
     assert np.isclose(sim.accepted_frequencies().sum(), sim.acceptance_fraction())
     assert np.isclose(sim.output_frequencies().sum(), 1.0)
 
@@ -99,32 +107,37 @@ def test_helpers():
     assert acceptance_rate(P, Q) == F(3, 5) and list(accepted_mass(P, Q)) == [F(1, 5), F(3, 10), F(1, 10)]
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(n=0), "n must be a positive integer"),
-    (dict(n=2.5), "n must be a positive integer"),
-    (dict(n=True), "n must be a positive integer"),
-    (dict(rng=42), "rng must be a numpy.random.Generator"),
-    (dict(rng=np.random.RandomState(0)), "rng must be a numpy.random.Generator"),
-    (dict(rule="unnormalized"), "rule must be one of"),
-    (dict(rule="nope"), "rule must be one of"),
-    (dict(p=[0.5, 0.6]), "p must sum to 1"),
-    (dict(q=[1.0, -0.0, 0.1]), "q"),
-    (dict(q=[0.5, 0.5, 0.0, 0.0]), "same shape"),
-    (dict(p=[[0.5, 0.5]], q=[[0.5, 0.5]]), "single distributions"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(n=0), "n must be a positive integer"),
+        (dict(n=2.5), "n must be a positive integer"),
+        (dict(n=True), "n must be a positive integer"),
+        (dict(rng=42), "rng must be a numpy.random.Generator"),
+        (dict(rng=np.random.RandomState(0)), "rng must be a numpy.random.Generator"),
+        (dict(rule="unnormalized"), "rule must be one of"),
+        (dict(rule="nope"), "rule must be one of"),
+        (dict(p=[0.5, 0.6]), "p must sum to 1"),
+        (dict(q=[1.0, -0.0, 0.1]), "q"),
+        (dict(q=[0.5, 0.5, 0.0, 0.0]), "same shape"),
+        (dict(p=[[0.5, 0.5]], q=[[0.5, 0.5]]), "single distributions"),
+    ],
+)
 def test_bad_inputs(kwargs, match):
-    args = dict(p=[0.5, 0.5, 0.0], q=[0.2, 0.3, 0.5], n=10, rng=np.random.default_rng(0),
-                rule="residual")
+    args = dict(p=[0.5, 0.5, 0.0], q=[0.2, 0.3, 0.5], n=10, rng=np.random.default_rng(0), rule="residual")
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         simulate_position(**args)
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: max_abs_gap([0.1], [0.1, 0.2]), "same shape"),
-    (lambda: binomial_standard_errors([0.5, 1.5], 10), "probabilities"),
-    (lambda: binomial_standard_errors([0.5], 0), "positive integer"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: max_abs_gap([0.1], [0.1, 0.2]), "same shape"),
+        (lambda: binomial_standard_errors([0.5, 1.5], 10), "probabilities"),
+        (lambda: binomial_standard_errors([0.5], 0), "positive integer"),
+    ],
+)
 def test_helper_bad_inputs(call, match):
     with pytest.raises(ValueError, match=match):
         call()

@@ -9,6 +9,7 @@ badge's repository, the download button serves the stored notebook, widget views
 (their static copies stay), and no relative link leads nowhere. tests/test_site_browser.py reads
 the same site in Chromium.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,6 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
-
 from sitebuild import HUB, ROOT, binder_url, book, built_site, placeholders
 
 pytestmark = pytest.mark.skipif(not book.notebooks_in_order(), reason="no notebooks/NN-*.ipynb yet")
@@ -39,8 +39,11 @@ class Page(HTMLParser):
             self.rel[a["rel"]] = a["href"]
 
     def links(self, tag=None, cls=None):
-        return [a for t, a in self.tags if (tag is None or t == tag)
-                and (cls is None or cls in (a.get("class") or "").split())]
+        return [
+            a
+            for t, a in self.tags
+            if (tag is None or t == tag) and (cls is None or cls in (a.get("class") or "").split())
+        ]
 
 
 def served(site, nb: Path) -> str:
@@ -54,22 +57,39 @@ def site():
 
 
 def test_notebooks_in_order_allows_gaps_and_ignores_other_files(tmp_path):
-    for name in ("10-late.ipynb", "08-new.ipynb", "00-a.ipynb", "09-b.ipynb", "draft.ipynb",
-                 "8-short.ipynb", "01-x.txt"):
+    for name in (
+        "10-late.ipynb",
+        "08-new.ipynb",
+        "00-a.ipynb",
+        "09-b.ipynb",
+        "draft.ipynb",
+        "8-short.ipynb",
+        "01-x.txt",
+    ):
         (tmp_path / name).write_text("{}")
     assert [p.name for p in book.notebooks_in_order(tmp_path)] == [
-        "00-a.ipynb", "08-new.ipynb", "09-b.ipynb", "10-late.ipynb"]
+        "00-a.ipynb",
+        "08-new.ipynb",
+        "09-b.ipynb",
+        "10-late.ipynb",
+    ]
 
 
 def test_static_copy_drops_widget_views_and_state_only():
-    view = {"output_type": "display_data", "metadata": {},
-            "data": {"application/vnd.jupyter.widget-view+json": {"model_id": "x"},
-                     "text/plain": "VBox(...)"}}
+    view = {
+        "output_type": "display_data",
+        "metadata": {},
+        "data": {"application/vnd.jupyter.widget-view+json": {"model_id": "x"}, "text/plain": "VBox(...)"},
+    }
     static = {"output_type": "display_data", "metadata": {}, "data": {"text/html": "<p>copy</p>"}}
     stream = {"output_type": "stream", "name": "stdout", "text": "α = 3/5\n"}
-    nb = {"metadata": {"widgets": {"state": {}}, "kernelspec": {"name": "python3"}},
-          "cells": [{"cell_type": "code", "source": "show()", "outputs": [view, static, stream]},
-                    {"cell_type": "markdown", "source": "# t"}]}
+    nb = {
+        "metadata": {"widgets": {"state": {}}, "kernelspec": {"name": "python3"}},
+        "cells": [
+            {"cell_type": "code", "source": "show()", "outputs": [view, static, stream]},
+            {"cell_type": "markdown", "source": "# t"},
+        ],
+    }
     out = book.static_copy(nb)
     assert out["metadata"] == {"kernelspec": {"name": "python3"}}
     assert out["cells"][0]["outputs"] == [static, stream]
@@ -88,10 +108,12 @@ def test_a_small_collection_with_a_gap_builds_in_order_and_is_not_modified(tmp_p
     src = tmp_path / "notebooks"
     (src / "img").mkdir(parents=True)
     (src / "img" / "dot.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"/>')
-    texts = {"00-first.ipynb": "# 00 · First\n\n$\\alpha = 3/5$, see [next](03-third.ipynb)"
-                               " and ![dot](img/dot.svg)",
-             "03-third.ipynb": "# 03 · Third\n\n## Part",
-             "10-late.ipynb": "# 10 · Late"}
+    texts = {
+        "00-first.ipynb": "# 00 · First\n\n$\\alpha = 3/5$, see [next](03-third.ipynb)"
+        " and ![dot](img/dot.svg)",
+        "03-third.ipynb": "# 03 · Third\n\n## Part",
+        "10-late.ipynb": "# 10 · Late",
+    }
     for name, md in texts.items():
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(md)])
         nbformat.write(nb, src / name)
@@ -110,15 +132,17 @@ def test_a_small_collection_with_a_gap_builds_in_order_and_is_not_modified(tmp_p
 
 def test_the_site_was_built_with_no_network_at_all(site):
     if not site.offline:
-        pytest.skip("`unshare -n` is not available here (needs Linux and root): the build ran with "
-                    "the network present; test_pages_fetch_nothing_from_another_host still holds")
+        pytest.skip(
+            "`unshare -n` is not available here (needs Linux and root): the build ran with "
+            "the network present; test_pages_fetch_nothing_from_another_host still holds"
+        )
     assert (site.out / "index.html").is_file() and (site.out / "_static" / "mathjax").is_dir()
 
 
 def test_one_page_per_notebook_and_contents_in_order(site):
     assert [p.name for p in site.notebooks] == [p.name for p in book.notebooks_in_order()]
     main = (site.out / "index.html").read_text(encoding="utf-8")
-    body = main[main.index('<div class="toctree-wrapper'):]
+    body = main[main.index('<div class="toctree-wrapper') :]
     toc = re.findall(r'<li class="toctree-l1"><a class="reference internal" href="([^"]+)"', body)
     assert toc == site.pages
     for nb, page in zip(site.notebooks, site.pages):
@@ -150,8 +174,11 @@ def _fetched_urls(page: Page):
     for tag, a in page.tags:
         if tag in ("script", "img", "iframe", "source", "video", "audio", "embed") and a.get("src"):
             yield tag, a["src"]
-        if tag == "link" and a.get("href") and a.get("rel") in ("stylesheet", "preload", "icon",
-                                                                 "modulepreload", "preconnect"):
+        if (
+            tag == "link"
+            and a.get("href")
+            and a.get("rel") in ("stylesheet", "preload", "icon", "modulepreload", "preconnect")
+        ):
             yield tag, a["href"]
 
 
@@ -174,8 +201,11 @@ def test_mathjax_is_served_by_the_site(site):
     srcs = [a["src"] for a in page.links("script") if "MathJax" in a.get("src", "")]
     assert srcs == ["_static/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"]
     mj = site.out / "_static" / "mathjax"
-    for rel in ("MathJax.js", "config/TeX-AMS-MML_HTMLorMML-full.js",
-                "jax/output/HTML-CSS/fonts/STIX-Web/fontdata.js"):
+    for rel in (
+        "MathJax.js",
+        "config/TeX-AMS-MML_HTMLorMML-full.js",
+        "jax/output/HTML-CSS/fonts/STIX-Web/fontdata.js",
+    ):
         assert (mj / rel).is_file(), rel
     assert any((mj / "fonts" / "HTML-CSS" / "STIX-Web" / "woff").rglob("*.woff"))
     config = [a for t, a in page.tags if t == "script" and a.get("type") == "text/x-mathjax-config"]
@@ -193,11 +223,17 @@ def test_launch_buttons_open_lab_at_the_notebook(site):
         parts = urlsplit(hub[0])
         query = parse_qs(parts.query)
         assert parts.path == "/hub/user-redirect/git-pull"
-        assert query == {"repo": [f"https://github.com/{org}/{repo}"], "branch": ["HEAD"],
-                         "urlpath": [f"lab/tree/{repo}/notebooks/{nb.name}"]}, page_name
+        assert query == {
+            "repo": [f"https://github.com/{org}/{repo}"],
+            "branch": ["HEAD"],
+            "urlpath": [f"lab/tree/{repo}/notebooks/{nb.name}"],
+        }, page_name
     # The contents page is not a notebook: no launch button there.
-    assert not [a for a in Page(site.out / "index.html").links("a")
-                if a.get("href", "").startswith("https://mybinder.org")]
+    assert not [
+        a
+        for a in Page(site.out / "index.html").links("a")
+        if a.get("href", "").startswith("https://mybinder.org")
+    ]
 
 
 def test_download_button_serves_the_stored_notebook(site):
@@ -217,9 +253,14 @@ def test_widget_views_are_left_out_and_static_copies_kept(site):
         assert "application/vnd.jupyter.widget" not in html, page_name
         assert "VBox(children=" not in html and "HBox(children=" not in html, page_name
         stored = json.loads(served(site, nb))
-        n_static = sum(1 for c in stored["cells"] for o in c.get("outputs", [])
-                       if "application/vnd.jupyter.widget-view+json" not in o.get("data", {})
-                       and "image/png" in o.get("data", {}) and "text/html" not in o["data"])
+        n_static = sum(
+            1
+            for c in stored["cells"]
+            for o in c.get("outputs", [])
+            if "application/vnd.jupyter.widget-view+json" not in o.get("data", {})
+            and "image/png" in o.get("data", {})
+            and "text/html" not in o["data"]
+        )
         assert html.count("<img") >= n_static, f"{page_name}: stored figures missing"
         assert ("specdec-static-note" in html) == book.has_widgets(stored), page_name
     intro = (site.out / "index.html").read_text(encoding="utf-8")
@@ -252,5 +293,5 @@ def test_make_site_and_readme_say_how_to_publish():
     assert re.search(r"^site:.*\n\t.*tools/book/build\.py", make, re.M)
     assert not (ROOT / "tools" / "build_site.py").exists(), "the hand-written builder is replaced"
     readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Binder and the static site"):]
+    section = readme[readme.index("## Binder and the static site") :]
     assert "make site" in section and "static" in section

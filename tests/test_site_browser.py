@@ -10,6 +10,7 @@ in order (and "previous" walks it back). The same site opened from file:// types
 Chromium is Debian's /usr/bin/chromium with the args of tests/browser/conftest.py; without it the
 tests skip with a reason, unless SPECDEC_REQUIRE_BROWSER=1 (CI), where they fail.
 """
+
 from __future__ import annotations
 
 import functools
@@ -17,15 +18,16 @@ import http.server
 import threading
 from urllib.parse import urlsplit
 
-import pytest
-
 import browserkit
+import pytest
 from sitebuild import ROOT, binder_url, book, built_site
 
 # Marked `site`, not `browser`: tests/browser/conftest.py stops its Lab server after the last
 # `browser` test, and these (collected later) do not use it.
-pytestmark = [pytest.mark.site,
-              pytest.mark.skipif(not book.notebooks_in_order(), reason="no notebooks/NN-*.ipynb yet")]
+pytestmark = [
+    pytest.mark.site,
+    pytest.mark.skipif(not book.notebooks_in_order(), reason="no notebooks/NN-*.ipynb yet"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -72,15 +74,23 @@ class Recorder:
             route.abort()
 
     def watch(self, page):
-        page.on("console", lambda m: m.type == "error" and self.errors.append(
-            f"{page.url}: console: {m.text}"))
+        page.on(
+            "console", lambda m: m.type == "error" and self.errors.append(f"{page.url}: console: {m.text}")
+        )
         page.on("pageerror", lambda e: self.errors.append(f"{page.url}: pageerror: {e}"))
-        page.on("response", lambda r: r.status >= 400 and self.errors.append(
-            f"{page.url}: HTTP {r.status} {r.url}"))
+        page.on(
+            "response",
+            lambda r: r.status >= 400 and self.errors.append(f"{page.url}: HTTP {r.status} {r.url}"),
+        )
         # ERR_ABORTED: a load cut short by leaving the page (MathJax fetching fonts when the walk
         # clicks "next"); a missing file shows as an HTTP status above.
-        page.on("requestfailed", lambda r: "ERR_ABORTED" not in (r.failure or "") and
-                self.errors.append(f"{page.url}: failed {r.url} ({r.failure})"))
+        page.on(
+            "requestfailed",
+            lambda r: (
+                "ERR_ABORTED" not in (r.failure or "")
+                and self.errors.append(f"{page.url}: failed {r.url} ({r.failure})")
+            ),
+        )
 
     def check(self):
         assert self.requests, "no request was recorded"
@@ -129,7 +139,9 @@ def _typeset(page) -> dict:
 
 def _math_pages(site) -> list[str]:
     """Two notebook pages with math: 02 and 04 when they exist, else the first two with math."""
-    with_math = [p for p in site.pages if 'class="math notranslate' in (site.out / p).read_text(encoding="utf-8")]
+    with_math = [
+        p for p in site.pages if 'class="math notranslate' in (site.out / p).read_text(encoding="utf-8")
+    ]
     preferred = [p for p in with_math if p[:2] in ("02", "04")]
     return (preferred + [p for p in with_math if p not in preferred])[:2]
 
@@ -139,8 +151,9 @@ def test_contents_and_two_notebooks_render_offline(tab, server):
     base, site = server
     page.goto(f"{base}/index.html")
     toc = page.locator(".toctree-wrapper li.toctree-l1 > a")
-    assert [h.split("#")[0] for h in toc.evaluate_all("(els) => els.map((e) => e.getAttribute('href'))")] \
-        == site.pages
+    assert [
+        h.split("#")[0] for h in toc.evaluate_all("(els) => els.map((e) => e.getAttribute('href'))")
+    ] == site.pages
     pages = _math_pages(site)
     assert len(pages) == 2, f"need two notebook pages with math, found {pages}"
     shots = ROOT / "build" / "screenshots"
@@ -153,7 +166,8 @@ def test_contents_and_two_notebooks_render_offline(tab, server):
         page.screenshot(path=str(shots / f"site-{name[:2]}.png"))
     mathjax_files = [u for u in rec.requests if "/_static/mathjax/" in u]
     assert any(u.endswith(".woff") for u in mathjax_files) or any(
-        "/jax/output/" in u for u in mathjax_files), mathjax_files
+        "/jax/output/" in u for u in mathjax_files
+    ), mathjax_files
     rec.check()
 
 

@@ -13,6 +13,7 @@ Rendered to HTML with nbconvert, without executing anything, each notebook must:
   so nbviewer can draw the widgets at their stored values;
 - render to HTML that carries every stored PNG.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -66,7 +67,7 @@ def widget_cells_without_static_figure(nb) -> list[str]:
     for i, cell in enumerate(code):
         if WIDGET_VIEW not in _mimes(cell) or _is_quiz_fallback(cell) or _is_lab_static_copy(cell):
             continue
-        window = code[i:i + 1 + LOOKAHEAD]
+        window = code[i : i + 1 + LOOKAHEAD]
         if not any("image/png" in _mimes(c) for c in window):
             first_line = cell.source.strip().splitlines()[0] if cell.source.strip() else ""
             missing.append(f"code cell {i + 1} ({first_line!r})")
@@ -78,6 +79,7 @@ def ids(paths):
 
 
 if not NOTEBOOKS:
+
     def test_there_are_notebooks():
         pytest.skip("no notebooks/NN-*.ipynb stored yet")
 
@@ -93,19 +95,25 @@ def exporter():
 def test_stored_executed_top_to_bottom(path):
     nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
-    counts = [c.execution_count for c in _code_cells(nb)
-              if c.source.strip() and "skip-execution" not in _tags(c)]
+    counts = [
+        c.execution_count for c in _code_cells(nb) if c.source.strip() and "skip-execution" not in _tags(c)
+    ]
     assert None not in counts, f"{path.name}: some code cells were never run (store it executed)"
     assert counts == sorted(counts) and len(set(counts)) == len(counts), (
-        f"{path.name}: cells were not run top to bottom: {counts}")
+        f"{path.name}: cells were not run top to bottom: {counts}"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_no_stored_error_output(path):
     nb = nbformat.read(path, as_version=4)
-    errors = [f"code cell {i + 1}: {o.get('ename')}: {o.get('evalue')}"
-              for i, c in enumerate(_code_cells(nb)) if "raises-exception" not in _tags(c)
-              for o in c.outputs if o.output_type == "error"]
+    errors = [
+        f"code cell {i + 1}: {o.get('ename')}: {o.get('evalue')}"
+        for i, c in enumerate(_code_cells(nb))
+        if "raises-exception" not in _tags(c)
+        for o in c.outputs
+        if o.output_type == "error"
+    ]
     assert not errors, f"{path.name} stores error outputs: {errors}"
 
 
@@ -113,21 +121,29 @@ def test_no_stored_error_output(path):
 def test_every_widget_has_a_static_figure(path):
     nb = nbformat.read(path, as_version=4)
     missing = widget_cells_without_static_figure(nb)
-    assert not missing, (f"{path.name}: widgets without a static figure (image/png) in the same "
-                         f"cell or the next {LOOKAHEAD} code cells: {missing}")
+    assert not missing, (
+        f"{path.name}: widgets without a static figure (image/png) in the same "
+        f"cell or the next {LOOKAHEAD} code cells: {missing}"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_widget_state_is_stored(path):
     nb = nbformat.read(path, as_version=4)
-    views = [o.data[WIDGET_VIEW]["model_id"] for c in _code_cells(nb) for o in c.outputs
-             if WIDGET_VIEW in o.get("data", {})]
+    views = [
+        o.data[WIDGET_VIEW]["model_id"]
+        for c in _code_cells(nb)
+        for o in c.outputs
+        if WIDGET_VIEW in o.get("data", {})
+    ]
     if not views:
         return
     state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     lost = [m for m in views if m not in state]
-    assert not lost, (f"{path.name}: widget state not stored for {len(lost)} of {len(views)} views; "
-                      "execute it with `jupyter nbconvert --to notebook --execute --inplace`")
+    assert not lost, (
+        f"{path.name}: widget state not stored for {len(lost)} of {len(views)} views; "
+        "execute it with `jupyter nbconvert --to notebook --execute --inplace`"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
@@ -136,13 +152,20 @@ def test_renders_to_html_with_every_figure(path, exporter):
     body, _ = exporter.from_notebook_node(nb)
     pngs = sum(1 for c in _code_cells(nb) for o in c.outputs if "image/png" in o.get("data", {}))
     assert body.count("data:image/png;base64,") >= pngs
-    title = next((c.source.lstrip("# ").splitlines()[0] for c in nb.cells
-                  if c.cell_type == "markdown" and c.source.startswith("# ")), None)
+    title = next(
+        (
+            c.source.lstrip("# ").splitlines()[0]
+            for c in nb.cells
+            if c.cell_type == "markdown" and c.source.startswith("# ")
+        ),
+        None,
+    )
     assert title, f"{path.name}: the first heading (# Title) is missing"
     assert "<h1" in body
 
 
 # --- the checker itself ---------------------------------------------------------------------------
+
 
 def _cell(outputs, tags=()):
     c = nbformat.v4.new_code_cell("x", execution_count=1)
@@ -152,9 +175,13 @@ def _cell(outputs, tags=()):
 
 
 def _out(*mimes):
-    return nbformat.v4.new_output("display_data", data={m: "" if m != WIDGET_VIEW else
-                                                        {"model_id": "m", "version_major": 2,
-                                                         "version_minor": 0} for m in mimes})
+    return nbformat.v4.new_output(
+        "display_data",
+        data={
+            m: "" if m != WIDGET_VIEW else {"model_id": "m", "version_major": 2, "version_minor": 0}
+            for m in mimes
+        },
+    )
 
 
 def test_checker_accepts_figure_nearby_and_rejects_far_or_missing():
@@ -168,7 +195,9 @@ def test_checker_accepts_figure_nearby_and_rejects_far_or_missing():
     assert widget_cells_without_static_figure(nb) == []
     nb.cells = [_cell([widget])]
     assert len(widget_cells_without_static_figure(nb)) == 1
-    quiz = nbformat.v4.new_output("display_data", data={
-        "text/html": "<p><b>Self-check.</b> ?</p><details><summary>Show</summary></details>"})
+    quiz = nbformat.v4.new_output(
+        "display_data",
+        data={"text/html": "<p><b>Self-check.</b> ?</p><details><summary>Show</summary></details>"},
+    )
     nb.cells = [_cell([widget, quiz])]
     assert widget_cells_without_static_figure(nb) == []

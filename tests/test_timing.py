@@ -1,5 +1,6 @@
 """timing.py (rates under assumed budgets, break-even, cost-ratio model, optimal γ, work account)
 and symbolic_timing.py (the sympy derivation checked against the direct formula)."""
+
 from fractions import Fraction as F
 
 import numpy as np
@@ -10,17 +11,32 @@ from hypothesis import strategies as st
 
 from specdec_core.counts import expected_output_count
 from specdec_core.formatting import fmt_decimal
-from specdec_core.symbolic_timing import (check_against_direct, derive_break_even,
-                                          derive_improvement_factor, improvement_factor_expr)
-from specdec_core.timing import (baseline_tokens_per_second, break_even_verify_ms, draft_cost_ms,
-                                 improvement_factor, optimal_gamma, round_time_ms, scenario_rates,
-                                 speedup_map, speedup_ratio, tokens_per_second, verify_cost_ms,
-                                 work_account)
+from specdec_core.symbolic_timing import (
+    check_against_direct,
+    derive_break_even,
+    derive_improvement_factor,
+    improvement_factor_expr,
+)
+from specdec_core.timing import (
+    baseline_tokens_per_second,
+    break_even_verify_ms,
+    draft_cost_ms,
+    improvement_factor,
+    optimal_gamma,
+    round_time_ms,
+    scenario_rates,
+    speedup_map,
+    speedup_ratio,
+    tokens_per_second,
+    verify_cost_ms,
+    work_account,
+)
 from specdec_core.worked import WORKED, worked_trace
 
 EK = F(49, 25)
-WORKED_BUDGET = dict(draft_per_token_ms=1, verify_base_ms=6, verify_per_position_ms=0,
-                     overhead_ms=1, baseline_ms=6)
+WORKED_BUDGET = dict(
+    draft_per_token_ms=1, verify_base_ms=6, verify_per_position_ms=0, overhead_ms=1, baseline_ms=6
+)
 
 fractions01 = st.fractions(min_value=0, max_value=1, max_denominator=50)
 costs = st.fractions(min_value=0, max_value=20, max_denominator=20)
@@ -30,13 +46,17 @@ gammas = st.integers(min_value=0, max_value=12)
 
 # ---------------------------------------------------------------- worked example, exact
 
+
 def test_worked_rates_exact():
     assert tokens_per_second(EK, draft_ms=2, verify_ms=6, overhead_ms=1) == F(1960, 9)
     assert baseline_tokens_per_second(6) == F(500, 3)
     assert tokens_per_second(EK, draft_ms=2, verify_ms=12, overhead_ms=1) == F(392, 3)
     t = worked_trace()
     assert (t["tokens_per_second"], t["baseline_tokens_per_second"], t["slower_tokens_per_second"]) == (
-        F(1960, 9), F(500, 3), F(392, 3))
+        F(1960, 9),
+        F(500, 3),
+        F(392, 3),
+    )
 
 
 def test_worked_rates_printed_with_fixed_rounding():
@@ -82,13 +102,14 @@ def test_costs_grow_with_gamma():
 
 # ---------------------------------------------------------------- cost-ratio model
 
+
 def test_improvement_factor_values():
     assert improvement_factor(F(3, 5), 2, 0) == F(49, 25)
     assert improvement_factor(F(3, 5), 2, F(1, 10)) == F(49, 25) / F(6, 5)
-    assert improvement_factor(1, 3, 0) == 4                       # α = 1 limit (γ+1)/(γc+1)
+    assert improvement_factor(1, 3, 0) == 4  # α = 1 limit (γ+1)/(γc+1)
     assert improvement_factor(1, 4, F(1, 4)) == F(5, 2)
-    assert improvement_factor(0, 5, F(1, 2)) == F(2, 7)           # nothing accepted: pure loss
-    assert improvement_factor(0.6, 0, 0.3) == 1.0                 # γ = 0 is plain decoding
+    assert improvement_factor(0, 5, F(1, 2)) == F(2, 7)  # nothing accepted: pure loss
+    assert improvement_factor(0.6, 0, 0.3) == 1.0  # γ = 0 is plain decoding
     arr = improvement_factor(np.array([0.0, 0.5, 1.0]), 2, 0.5)
     assert arr.shape == (3,) and np.allclose(arr, [0.5, 0.875, 1.5])
 
@@ -109,10 +130,13 @@ def test_break_even_equalizes_rates(alpha, gamma, draft, overhead, baseline):
     v = break_even_verify_ms(ek, draft_ms=draft, overhead_ms=overhead, baseline_ms=baseline)
     assert v == ek * baseline - draft - overhead
     if v >= 0 and draft + v + overhead > 0:
-        assert tokens_per_second(ek, draft_ms=draft, verify_ms=v, overhead_ms=overhead) == \
-            baseline_tokens_per_second(baseline)
+        assert tokens_per_second(
+            ek, draft_ms=draft, verify_ms=v, overhead_ms=overhead
+        ) == baseline_tokens_per_second(baseline)
         assert speedup_ratio(ek, draft_ms=draft, verify_ms=v, overhead_ms=overhead, baseline_ms=baseline) == 1
-        slower = speedup_ratio(ek, draft_ms=draft, verify_ms=v + 1, overhead_ms=overhead, baseline_ms=baseline)
+        slower = speedup_ratio(
+            ek, draft_ms=draft, verify_ms=v + 1, overhead_ms=overhead, baseline_ms=baseline
+        )
         assert slower < 1
 
 
@@ -127,13 +151,14 @@ def test_optimal_gamma_is_the_argmax(alpha, c, max_gamma):
 
 
 def test_optimal_gamma_examples():
-    assert optimal_gamma(0, F(1, 10), 10) == 0            # nothing accepted: do not speculate
-    assert optimal_gamma(1, 0, 7) == 7                    # free, perfect draft: as deep as allowed
+    assert optimal_gamma(0, F(1, 10), 10) == 0  # nothing accepted: do not speculate
+    assert optimal_gamma(1, 0, 7) == 7  # free, perfect draft: as deep as allowed
     assert optimal_gamma(F(4, 5), F(1, 20), 20) == 8
     assert optimal_gamma(0.8, 0.05, 20) == 8
 
 
 # ---------------------------------------------------------------- work account
+
 
 def test_work_account_worked():
     w = work_account(F(3, 5), 2)
@@ -165,6 +190,7 @@ def test_work_account_gamma_zero():
 
 # ---------------------------------------------------------------- the (α, γ) map
 
+
 def test_speedup_map_matches_scenarios():
     alphas, gs = [0.0, 0.3, 0.6, 1.0], [0, 1, 2, 5]
     budget = {**WORKED_BUDGET, "verify_per_position_ms": 0.5}
@@ -178,18 +204,20 @@ def test_speedup_map_matches_scenarios():
 def test_gamma_zero_is_plain_decoding_everywhere():
     """One definition: γ = 0 is plain decoding, factor exactly 1, whatever the speculative
     budget (notebook 05's map once showed 0.86 there by charging the overhead to γ = 0)."""
-    budget = dict(draft_per_token_ms=1, verify_base_ms=5, verify_per_position_ms=F(1),
-                  overhead_ms=1, baseline_ms=6)
+    budget = dict(
+        draft_per_token_ms=1, verify_base_ms=5, verify_per_position_ms=F(1), overhead_ms=1, baseline_ms=6
+    )
     s = scenario_rates(F(3, 5), 0, **budget)
     assert s["ratio"] == 1 and s["plain"] and s["round_ms"] == 6 and s["rate"] == s["baseline_rate"]
     assert not scenario_rates(F(3, 5), 1, **budget)["plain"]
     m = speedup_map([0.0, 0.6, 1.0], [0, 1, 2], **{k: float(v) for k, v in budget.items()})
     assert (m[0] == 1.0).all() and (m[1:] != 1.0).any()
     assert improvement_factor(F(3, 5), 0, F(1, 2)) == 1
-    assert optimal_gamma(0.6, 5.0, 10) == 0          # speculation never pays: plain decoding
+    assert optimal_gamma(0.6, 5.0, 10) == 0  # speculation never pays: plain decoding
 
 
 # ---------------------------------------------------------------- sympy derivation
+
 
 def test_derivation_closes():
     d = derive_improvement_factor()
@@ -225,12 +253,18 @@ def test_improvement_factor_expr():
 BAD = [
     (lambda: speedup_ratio(2, draft_ms=1, verify_ms=1, baseline_ms=0), "baseline_ms is 0"),
     (lambda: speedup_ratio(2, draft_ms=-1, verify_ms=1, baseline_ms=6), "draft_ms must be non-negative"),
-    (lambda: speedup_ratio(-2, draft_ms=1, verify_ms=1, baseline_ms=6), "expected_tokens must be non-negative"),
+    (
+        lambda: speedup_ratio(-2, draft_ms=1, verify_ms=1, baseline_ms=6),
+        "expected_tokens must be non-negative",
+    ),
     (lambda: speedup_ratio(2, draft_ms=0, verify_ms=0, baseline_ms=6), "a round that takes no time"),
     (lambda: speedup_ratio("2", draft_ms=1, verify_ms=1, baseline_ms=6), "expected_tokens must be a number"),
     (lambda: break_even_verify_ms(2, draft_ms=1, baseline_ms=-6), "baseline_ms must be non-negative"),
     (lambda: break_even_verify_ms(2, draft_ms=float("nan"), baseline_ms=6), "draft_ms must be finite"),
-    (lambda: break_even_verify_ms(2, draft_ms=1, overhead_ms=float("inf"), baseline_ms=6), "overhead_ms must be finite"),
+    (
+        lambda: break_even_verify_ms(2, draft_ms=1, overhead_ms=float("inf"), baseline_ms=6),
+        "overhead_ms must be finite",
+    ),
     (lambda: draft_cost_ms(-1, per_token_ms=1), "gamma must be a non-negative integer"),
     (lambda: draft_cost_ms(2.0, per_token_ms=1), "gamma must be a non-negative integer"),
     (lambda: draft_cost_ms(2, per_token_ms=-1), "per_token_ms must be non-negative"),
@@ -246,15 +280,22 @@ BAD = [
     (lambda: optimal_gamma(float("nan"), 0.1, 5), "alpha is NaN"),
     (lambda: work_account(-0.1, 2), "alpha must be in [0, 1]"),
     (lambda: work_account(0.5, True), "gamma must be a non-negative integer"),
-    (lambda: scenario_rates(0.5, 2, draft_per_token_ms=0, verify_base_ms=0, overhead_ms=0, baseline_ms=6),
-     "a round that takes no time"),
-    (lambda: scenario_rates(0.5, 2, draft_per_token_ms=1, verify_base_ms=6, baseline_ms=0), "baseline_ms is 0"),
+    (
+        lambda: scenario_rates(0.5, 2, draft_per_token_ms=0, verify_base_ms=0, overhead_ms=0, baseline_ms=6),
+        "a round that takes no time",
+    ),
+    (
+        lambda: scenario_rates(0.5, 2, draft_per_token_ms=1, verify_base_ms=6, baseline_ms=0),
+        "baseline_ms is 0",
+    ),
     (lambda: speedup_map([], [1], **WORKED_BUDGET), "alphas must be a non-empty"),
     (lambda: speedup_map([0.5, 1.2], [1], **WORKED_BUDGET), "alphas must be in [0, 1]"),
     (lambda: speedup_map([0.5], [], **WORKED_BUDGET), "gammas must be a non-empty"),
     (lambda: speedup_map([0.5], [-1], **WORKED_BUDGET), "gammas must be a non-negative integer"),
-    (lambda: speedup_map([0.5], [0, 1], draft_per_token_ms=0, verify_base_ms=0, baseline_ms=6),
-     "at gamma=1 the round takes no time"),
+    (
+        lambda: speedup_map([0.5], [0, 1], draft_per_token_ms=0, verify_base_ms=0, baseline_ms=6),
+        "at gamma=1 the round takes no time",
+    ),
     (lambda: round_time_ms(draft_ms=0, verify_ms=0), "a round that takes no time"),
     (lambda: check_against_direct([(F(3, 2), 1, 0)]), "alpha must be in [0, 1]"),
     (lambda: check_against_direct([(0.5, 1, 0)]), "alpha: 0.5 is not an exact number"),

@@ -1,30 +1,49 @@
 """Sampling transforms (specdec_core.transforms): exact values, laws, the setups of notebook 07."""
+
 from fractions import Fraction as F
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from specdec_core import chi_square_gof, speculative_generate, total_variation
 from specdec_core.toy import sequence_law, toy_draft, toy_target
-from specdec_core.transforms import (MisreportingDraft, apply_temperature, greedy,
-                                     make_transform, one_position_acceptance, setup_models,
-                                     setup_output, softmax, support_size, top_k, top_p,
-                                     transformed, verified_output)
+from specdec_core.transforms import (
+    MisreportingDraft,
+    apply_temperature,
+    greedy,
+    make_transform,
+    one_position_acceptance,
+    setup_models,
+    setup_output,
+    softmax,
+    support_size,
+    top_k,
+    top_p,
+    transformed,
+    verified_output,
+)
 from specdec_core.verify import acceptance_probabilities, output_distribution, residual_distribution
 
-P = [F(1, 2), F(1, 4), F(1, 4), F(0)]       # toy target after "start"
-Q = [F(1, 4), F(1, 2), F(0), F(1, 4)]       # toy draft after "start"
+P = [F(1, 2), F(1, 4), F(1, 4), F(0)]  # toy target after "start"
+Q = [F(1, 4), F(1, 2), F(0), F(1, 4)]  # toy draft after "start"
 
 
 def probs(min_size=2, max_size=8):
-    return st.lists(st.floats(0, 1, allow_nan=False), min_size=min_size, max_size=max_size).filter(
-        lambda xs: sum(xs) > 1e-3).map(lambda xs: np.array(xs) / np.sum(xs))
+    return (
+        st.lists(st.floats(0, 1, allow_nan=False), min_size=min_size, max_size=max_size)
+        .filter(lambda xs: sum(xs) > 1e-3)
+        .map(lambda xs: np.array(xs) / np.sum(xs))
+    )
 
 
 def exact_probs(min_size=2, max_size=6):
-    return st.lists(st.integers(0, 6), min_size=min_size, max_size=max_size).filter(
-        lambda xs: sum(xs) > 0).map(lambda xs: [F(x, sum(xs)) for x in xs])
+    return (
+        st.lists(st.integers(0, 6), min_size=min_size, max_size=max_size)
+        .filter(lambda xs: sum(xs) > 0)
+        .map(lambda xs: [F(x, sum(xs)) for x in xs])
+    )
 
 
 def valid(d):
@@ -34,14 +53,15 @@ def valid(d):
 
 # ---------------------------------------------------------------- exact values
 
+
 def test_exact_values():
-    assert list(top_k(P, 2)) == [F(2, 3), F(1, 3), 0, 0]       # tie B/C: lower index kept
+    assert list(top_k(P, 2)) == [F(2, 3), F(1, 3), 0, 0]  # tie B/C: lower index kept
     assert list(top_k(P, 3)) == [F(1, 2), F(1, 4), F(1, 4), 0]
-    assert list(top_p(P, F(1, 2))) == [1, 0, 0, 0]              # A alone reaches 1/2
+    assert list(top_p(P, F(1, 2))) == [1, 0, 0, 0]  # A alone reaches 1/2
     assert list(top_p(P, F(3, 4))) == [F(2, 3), F(1, 3), 0, 0]
     assert list(top_p(P, F(4, 5))) == [F(1, 2), F(1, 4), F(1, 4), 0]
     assert list(greedy(Q)) == [0, 1, 0, 0]
-    assert list(greedy([F(1, 3)] * 3)) == [1, 0, 0]             # ties: lower index
+    assert list(greedy([F(1, 3)] * 3)) == [1, 0, 0]  # ties: lower index
     assert list(apply_temperature(P, F(1, 2))) == [F(2, 3), F(1, 6), F(1, 6), 0]
     assert list(apply_temperature(P, F(1, 3))) == [F(4, 5), F(1, 10), F(1, 10), 0]
     assert list(apply_temperature(P, 0)) == [1, 0, 0, 0]
@@ -60,7 +80,7 @@ def test_temperature_limits():
     np.testing.assert_allclose(apply_temperature([0.4, 0.4, 0.2], 1e-3), [0.5, 0.5, 0], atol=1e-300)
     np.testing.assert_array_equal(apply_temperature([0.4, 0.4, 0.2], 0), [1, 0, 0])
     assert valid(apply_temperature([1e-300, 1 - 1e-300], 1e-3))
-    for t in (1e-320, 5e-324, 1e300, 1.7e308):          # subnormal and huge T: no NaN
+    for t in (1e-320, 5e-324, 1e300, 1.7e308):  # subnormal and huge T: no NaN
         assert valid(apply_temperature([0.5, 0.25, 0.25, 0.0], t))
     np.testing.assert_array_equal(apply_temperature([0.4, 0.4, 0.2], 5e-324), [0.5, 0.5, 0])
 
@@ -68,7 +88,7 @@ def test_temperature_limits():
 def test_softmax():
     z = np.array([1.0, 2.0, 3.0])
     np.testing.assert_allclose(softmax(z), np.exp(z) / np.exp(z).sum())
-    np.testing.assert_allclose(softmax([1000.0, 1000.0]), [0.5, 0.5])         # stable
+    np.testing.assert_allclose(softmax([1000.0, 1000.0]), [0.5, 0.5])  # stable
     np.testing.assert_allclose(softmax([0.0, -np.inf]), [1, 0])
     np.testing.assert_array_equal(softmax([[1, 3, 3]], 0), [[0, 1, 0]])
     np.testing.assert_allclose(softmax(z, 2), apply_temperature(softmax(z), 2))
@@ -76,13 +96,14 @@ def test_softmax():
 
 # ---------------------------------------------------------------- laws
 
+
 @settings(max_examples=80, deadline=None)
 @given(p=probs(), t=st.floats(0.01, 100), k=st.integers(1, 10), tp=st.floats(1e-6, 1))
 def test_transforms_give_distributions(p, t, k, tp):
     assert valid(softmax(np.log(p + 1e-12), t))
     for d in (apply_temperature(p, t), top_k(p, k), top_p(p, tp), greedy(p)):
         assert valid(d)
-        assert ((np.asarray(d) > 0) <= (p > 0)).all()      # never adds support
+        assert ((np.asarray(d) > 0) <= (p > 0)).all()  # never adds support
 
 
 @settings(max_examples=80, deadline=None)
@@ -90,11 +111,11 @@ def test_transforms_give_distributions(p, t, k, tp):
 def test_top_k_support(p, k):
     out = top_k(p, k)
     assert sum(out) == 1
-    assert support_size(out) == min(k, support_size(p))     # ties never add symbols
+    assert support_size(out) == min(k, support_size(p))  # ties never add symbols
     kept = [i for i, v in enumerate(out) if v > 0]
     dropped = [i for i, v in enumerate(p) if v > 0 and out[i] == 0]
     assert all(p[i] >= p[j] for i in kept for j in dropped)
-    assert all(out[i] / p[i] == out[kept[0]] / p[kept[0]] for i in kept)   # proportional
+    assert all(out[i] / p[i] == out[kept[0]] / p[kept[0]] for i in kept)  # proportional
 
 
 @settings(max_examples=80, deadline=None)
@@ -136,8 +157,13 @@ def test_stacks_along_last_axis():
 
 # ---------------------------------------------------------------- verification with transforms
 
-TRANSFORMS = [make_transform("none"), make_transform("temperature", F(1, 2)),
-              make_transform("top_k", 2), make_transform("top_p", F(3, 4)), make_transform("greedy")]
+TRANSFORMS = [
+    make_transform("none"),
+    make_transform("temperature", F(1, 2)),
+    make_transform("top_k", 2),
+    make_transform("top_p", F(3, 4)),
+    make_transform("greedy"),
+]
 
 
 @pytest.mark.parametrize("fn", TRANSFORMS)
@@ -149,21 +175,27 @@ def test_correct_setup_is_exact(fn):
 @settings(max_examples=60, deadline=None)
 @given(p=exact_probs(4, 4), q=exact_probs(4, 4), k=st.integers(1, 4), num=st.integers(1, 10))
 def test_correct_and_honest_setups_exact(p, q, k, num):
-    for fn in (make_transform("top_k", k), make_transform("top_p", F(num, 10)),
-               make_transform("temperature", F(1, 2))):
-        for setup in ("correct", "target_only"):   # q = what was sampled in both
+    for fn in (
+        make_transform("top_k", k),
+        make_transform("top_p", F(num, 10)),
+        make_transform("temperature", F(1, 2)),
+    ):
+        for setup in ("correct", "target_only"):  # q = what was sampled in both
             out, intended = setup_output(setup, p, q, fn)
             assert list(out) == list(intended)
 
 
-@pytest.mark.parametrize("setup,fn,tv", [
-    ("greedy_draft", make_transform("none"), F(1, 4)),
-    ("greedy_draft", make_transform("temperature", F(1, 2)), F(5, 48)),
-    ("draft_only", make_transform("temperature", F(1, 2)), F(1, 6)),
-    ("draft_only", make_transform("top_k", 2), F(1, 4)),
-    ("unreported", make_transform("top_k", 2), F(1, 9)),
-    ("unreported", make_transform("temperature", F(1, 2)), F(4, 63)),
-])
+@pytest.mark.parametrize(
+    "setup,fn,tv",
+    [
+        ("greedy_draft", make_transform("none"), F(1, 4)),
+        ("greedy_draft", make_transform("temperature", F(1, 2)), F(5, 48)),
+        ("draft_only", make_transform("temperature", F(1, 2)), F(1, 6)),
+        ("draft_only", make_transform("top_k", 2), F(1, 4)),
+        ("unreported", make_transform("top_k", 2), F(1, 9)),
+        ("unreported", make_transform("temperature", F(1, 2)), F(4, 63)),
+    ],
+)
 def test_each_mistake_biased(setup, fn, tv):
     out, intended = setup_output(setup, P, Q, fn)
     assert sum(out) == 1
@@ -182,7 +214,7 @@ def test_verified_output_honest_is_output_distribution():
 
 
 def test_greedy_verification_is_argmax_match():
-    p1, q1 = greedy(P), greedy(Q)           # A vs B: the draft's pick is not the target's argmax
+    p1, q1 = greedy(P), greedy(Q)  # A vs B: the draft's pick is not the target's argmax
     assert list(acceptance_probabilities(p1, q1)) == [1, 0, 1, 1]
     assert one_position_acceptance(p1, q1) == 0
     assert list(residual_distribution(p1, q1)) == [1, 0, 0, 0]
@@ -200,15 +232,21 @@ def test_greedy_speculative_equals_greedy_decoding():
     assert spec.tokens == ctx
 
 
-@pytest.mark.parametrize("setup,rejected", [("correct", False), ("greedy_draft", True),
-                                            ("draft_only", True), ("target_only", False),
-                                            ("unreported", True)])
+@pytest.mark.parametrize(
+    "setup,rejected",
+    [
+        ("correct", False),
+        ("greedy_draft", True),
+        ("draft_only", True),
+        ("target_only", False),
+        ("unreported", True),
+    ],
+)
 def test_simulation_gof(setup, rejected):
     fn = make_transform("temperature", F(1, 2))
     t, d, intended = setup_models(setup, toy_target(), toy_draft(), fn)
     rng = np.random.default_rng(8)
-    samples = [speculative_generate(t, d, (), gamma=2, max_new_tokens=3, rng=rng).tokens
-               for _ in range(1500)]
+    samples = [speculative_generate(t, d, (), gamma=2, max_new_tokens=3, rng=rng).tokens for _ in range(1500)]
     res = chi_square_gof(samples, sequence_law(intended, (), 3), threshold=1e-3)
     assert res.rejected is rejected
 
@@ -230,33 +268,37 @@ def test_misreporting_draft_rows():
 
 # ---------------------------------------------------------------- bad inputs
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: apply_temperature(P, -1), "temperature"),
-    (lambda: apply_temperature(P, float("nan")), "temperature"),
-    (lambda: apply_temperature(P, float("inf")), "temperature"),
-    (lambda: apply_temperature(P, "hot"), "temperature"),
-    (lambda: top_k(P, 0), "k must"),
-    (lambda: top_k(P, 1.5), "k must"),
-    (lambda: top_k(P, True), "k must"),
-    (lambda: top_p(P, 0), "top_p"),
-    (lambda: top_p(P, 1.01), "top_p"),
-    (lambda: top_p(P, float("nan")), "top_p"),
-    (lambda: greedy([0.5, 0.6]), "sum"),
-    (lambda: greedy([0.5, float("nan")]), "NaN"),
-    (lambda: top_k([-0.5, 1.5], 1), "negative"),
-    (lambda: softmax([1, float("nan")]), "NaN"),
-    (lambda: softmax([1, float("inf")]), r"\+inf"),
-    (lambda: softmax([-np.inf, -np.inf]), "-inf"),
-    (lambda: softmax([]), "non-empty"),
-    (lambda: softmax("abc"), "logits"),
-    (lambda: make_transform("top_q", 1), "kind"),
-    (lambda: make_transform("top_k", 0), "k must"),
-    (lambda: verified_output(P, Q, [0, 0, 1, 0]), "q = 0"),
-    (lambda: verified_output(P, Q[:3] + [F(1, 4)], [1, 0]), "shape"),
-    (lambda: setup_output("wrong", P, Q, greedy), "setup"),
-    (lambda: setup_output("correct", P, Q, 3), "transform"),
-    (lambda: transformed(3, greedy), "callable"),
-])
+
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: apply_temperature(P, -1), "temperature"),
+        (lambda: apply_temperature(P, float("nan")), "temperature"),
+        (lambda: apply_temperature(P, float("inf")), "temperature"),
+        (lambda: apply_temperature(P, "hot"), "temperature"),
+        (lambda: top_k(P, 0), "k must"),
+        (lambda: top_k(P, 1.5), "k must"),
+        (lambda: top_k(P, True), "k must"),
+        (lambda: top_p(P, 0), "top_p"),
+        (lambda: top_p(P, 1.01), "top_p"),
+        (lambda: top_p(P, float("nan")), "top_p"),
+        (lambda: greedy([0.5, 0.6]), "sum"),
+        (lambda: greedy([0.5, float("nan")]), "NaN"),
+        (lambda: top_k([-0.5, 1.5], 1), "negative"),
+        (lambda: softmax([1, float("nan")]), "NaN"),
+        (lambda: softmax([1, float("inf")]), r"\+inf"),
+        (lambda: softmax([-np.inf, -np.inf]), "-inf"),
+        (lambda: softmax([]), "non-empty"),
+        (lambda: softmax("abc"), "logits"),
+        (lambda: make_transform("top_q", 1), "kind"),
+        (lambda: make_transform("top_k", 0), "k must"),
+        (lambda: verified_output(P, Q, [0, 0, 1, 0]), "q = 0"),
+        (lambda: verified_output(P, Q[:3] + [F(1, 4)], [1, 0]), "shape"),
+        (lambda: setup_output("wrong", P, Q, greedy), "setup"),
+        (lambda: setup_output("correct", P, Q, 3), "transform"),
+        (lambda: transformed(3, greedy), "callable"),
+    ],
+)
 def test_bad_inputs(call, match):
     with pytest.raises(ValueError, match=match):
         call()

@@ -1,4 +1,5 @@
 """Token trees: structure, attention mask, exact law of a round on the toy language, validation."""
+
 from fractions import Fraction as F
 
 import numpy as np
@@ -45,19 +46,26 @@ def test_structure():
 
 
 def test_attention_mask_sees_ancestors_only():
-    t = branching_tree((2, 2))                      # 0,1 at depth 1; 2,3 under 0; 4,5 under 1
+    t = branching_tree((2, 2))  # 0,1 at depth 1; 2,3 under 0; 4,5 under 1
     m = tree_attention_mask(t, prefix_len=2)
     assert m.shape == (6, 8) and m[:, :2].all()
     nodes = m[:, 2:]
     for i in range(6):
         assert set(np.flatnonzero(nodes[i])) == set(t.path(i))
-    assert not nodes[2, 1] and not nodes[4, 0]        # never a sibling's branch
+    assert not nodes[2, 1] and not nodes[4, 0]  # never a sibling's branch
     np.testing.assert_array_equal(tree_attention_mask(chain_tree(4)), np.tril(np.ones((4, 4), bool)))
     assert list(tree_positions(t, 2)) == [2, 2, 3, 3, 3, 3]
 
 
-SHAPES = [chain_tree(0), chain_tree(1), chain_tree(3), family_tree("wide", 3), branching_tree((2, 2)),
-          broom_tree(2, 4), TokenTree((-1, 0, 0, -1, 3))]
+SHAPES = [
+    chain_tree(0),
+    chain_tree(1),
+    chain_tree(3),
+    family_tree("wide", 3),
+    branching_tree((2, 2)),
+    broom_tree(2, 4),
+    TokenTree((-1, 0, 0, -1, 3)),
+]
 
 
 @pytest.mark.parametrize("tree", SHAPES, ids=lambda t: str(t.parents))
@@ -73,9 +81,9 @@ def test_tree_law_is_the_target_law_exactly(tree, replacement):
 
 def test_round_law_and_stats():
     law = tree_round_law(T, D, (), chain_tree(0))
-    assert law == {(0,): F(1, 2), (1,): F(1, 4), (2,): F(1, 4)}          # a bonus from p
+    assert law == {(0,): F(1, 2), (1,): F(1, 4), (2,): F(1, 4)}  # a bonus from p
     st = tree_round_stats(T, D, (), chain_tree(1))
-    assert st.expected_accepted == F(1, 2) and st.expected_emitted == F(3, 2)   # α at the start
+    assert st.expected_accepted == F(1, 2) and st.expected_emitted == F(3, 2)  # α at the start
     assert st.positions == 2 and st.nodes == 1
     # all nodes at depth 1 with replacement: 1 − (1/2)(3/4)(3/4)(8/9) = 3/4; then the residual is C
     # only, which q never proposes, so more candidates add nothing
@@ -112,7 +120,7 @@ def test_float_law_matches_exact():
 def test_draft_tree_without_replacement_drops_what_the_draft_cannot_offer():
     rng = np.random.default_rng(0)
     t, q_rows = draft_tree(family_tree("wide", 4), D, (), rng, replacement=False)
-    assert t.n_nodes == 3 and sorted(t.tokens) == [0, 1, 3]     # q at the start: A, B, D only
+    assert t.n_nodes == 3 and sorted(t.tokens) == [0, 1, 3]  # q at the start: A, B, D only
     assert q_rows.shape == (4, 4)
     t2, _ = draft_tree(branching_tree((2, 2)), D, (), rng, replacement=True)
     assert t2.n_nodes == 6 and all(x != 2 for x in t2.tokens[:2])
@@ -127,11 +135,17 @@ def test_verify_tree_walks_down():
     assert len(out) == 5 and all(0 <= x < 4 for x in out)
 
 
-@pytest.mark.parametrize("parents, match", [
-    ((0,), r"parents\[0\] = 0 must be -1"), ((-1, 2, 0), r"parents\[1\] = 2"),
-    ((-1, -2), r"parents\[1\] = -2"), ((-1, 0.0), r"parents\[1\] must be an int"),
-    ("ab", "parents must be a sequence"), ((-1, True), "must be an int"),
-])
+@pytest.mark.parametrize(
+    "parents, match",
+    [
+        ((0,), r"parents\[0\] = 0 must be -1"),
+        ((-1, 2, 0), r"parents\[1\] = 2"),
+        ((-1, -2), r"parents\[1\] = -2"),
+        ((-1, 0.0), r"parents\[1\] must be an int"),
+        ("ab", "parents must be a sequence"),
+        ((-1, True), "must be an int"),
+    ],
+)
 def test_malformed_trees(parents, match):
     with pytest.raises(ValueError, match=match):
         TokenTree(parents)
@@ -175,7 +189,7 @@ def test_lab_numbers_and_texts():
 
     d = tree_lab_numbers(**DEFAULTS)
     assert d["tv"] < 1e-12 and d["positions"] == DEFAULTS["nodes"] + 1
-    assert d["expected_accepted"] == pytest.approx(47 / 40)      # deep tree of 4, the toy draft
+    assert d["expected_accepted"] == pytest.approx(47 / 40)  # deep tree of 4, the toy draft
     t = texts(DEFAULTS)
     assert set(t) == {"law", "length", "rule"} and "target's law" in t["law"]
     lossy = texts({**DEFAULTS, "rule": "no_update", "family": "wide"})
@@ -204,6 +218,7 @@ def test_lab_every_corner_reads_without_nan():
 
 def test_figures_build():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -214,12 +229,17 @@ def test_figures_build():
         tree_budget_figure,
     )
 
-    figs = [multi_k_figure([("a", [1, 2], [F(1, 2), F(3, 4)], "#000000", "-")]),
-            lossy_law_figure("ABC", [F(1, 2), F(1, 4), F(1, 4)], {"x": [0.5, 0.5, 0.0]}, "t"),
-            mask_figure(branching_tree((2, 2)), prefix_len=2),
-            tree_budget_figure([1, 2], {"chain": [0.5, 0.9]}),
-            tree_budget_figure([1, 2], {"chain": [0.5, 0.9], "wide": [0.5, 0.6]},
-                               {1: (10.0, 10.5, 11.0), 2: (12.0, 12.2, 12.5), 3: 14.0})]
+    figs = [
+        multi_k_figure([("a", [1, 2], [F(1, 2), F(3, 4)], "#000000", "-")]),
+        lossy_law_figure("ABC", [F(1, 2), F(1, 4), F(1, 4)], {"x": [0.5, 0.5, 0.0]}, "t"),
+        mask_figure(branching_tree((2, 2)), prefix_len=2),
+        tree_budget_figure([1, 2], {"chain": [0.5, 0.9]}),
+        tree_budget_figure(
+            [1, 2],
+            {"chain": [0.5, 0.9], "wide": [0.5, 0.6]},
+            {1: (10.0, 10.5, 11.0), 2: (12.0, 12.2, 12.5), 3: 14.0},
+        ),
+    ]
     assert len(figs[-1].axes) == 2
     for f in figs:
         plt.close(f)
@@ -234,25 +254,47 @@ def test_measured_pass_costs_reads_defensively(tmp_path):
 
     cost, how = measured_pass_costs(tmp_path / "missing.json")
     assert cost is None and "no measured cost curve" in how
-    for i, bad in enumerate(("{not json", json.dumps([1, 2]), json.dumps({"layer_skip_alpha": {}}),
-                             json.dumps({"cost_curve": {"threads2": {"2": [5.0]}}}),          # no T = 1
-                             json.dumps({"cost_curve": {"threads2": {"1": [5.0], "3": ["x"]}}}),
-                             json.dumps({"micro": {"verify_ms": {"T0": {"1": {"median": -1.0}}}}}))):
+    for i, bad in enumerate(
+        (
+            "{not json",
+            json.dumps([1, 2]),
+            json.dumps({"layer_skip_alpha": {}}),
+            json.dumps({"cost_curve": {"threads2": {"2": [5.0]}}}),  # no T = 1
+            json.dumps({"cost_curve": {"threads2": {"1": [5.0], "3": ["x"]}}}),
+            json.dumps({"micro": {"verify_ms": {"T0": {"1": {"median": -1.0}}}}}),
+        )
+    ):
         f = tmp_path / f"bad{i}.json"
         f.write_text(bad)
         cost, how = measured_pass_costs(f)
         assert cost is None and how.startswith("no measured cost curve"), bad
     good = tmp_path / "good.json"
-    good.write_text(json.dumps({"cost_curve": {"threads2": {"1": [5.0, 6.0], "2": [7.0, 7.5]}},
-                                "layer_skip_alpha": {},
-                                "machine": {"cpu": "cpu", "cores": 2, "date_utc": "d", "load_avg_start": [0.5]}}))
+    good.write_text(
+        json.dumps(
+            {
+                "cost_curve": {"threads2": {"1": [5.0, 6.0], "2": [7.0, 7.5]}},
+                "layer_skip_alpha": {},
+                "machine": {"cpu": "cpu", "cores": 2, "date_utc": "d", "load_avg_start": [0.5]},
+            }
+        )
+    )
     cost, how = measured_pass_costs(good)
     assert cost == {1: (5.0, 5.5, 6.0), 2: (7.0, 7.25, 7.5)} and "2 repeats per size" in how
     assert "2 BLAS threads," in how and "load average 0.5" in how
     micro = tmp_path / "micro.json"
-    micro.write_text(json.dumps({"micro": {"reps": 5, "verify_ms": {"T0": {
-        "1": {"median": 40.0, "min": 39.0, "max": 45.0}, "2": {"median": 50.0}}}},
-        "machine": {"cpu": "cpu", "cores": 2, "date_utc": "d", "blas_threads_used": 1}}))
+    micro.write_text(
+        json.dumps(
+            {
+                "micro": {
+                    "reps": 5,
+                    "verify_ms": {
+                        "T0": {"1": {"median": 40.0, "min": 39.0, "max": 45.0}, "2": {"median": 50.0}}
+                    },
+                },
+                "machine": {"cpu": "cpu", "cores": 2, "date_utc": "d", "blas_threads_used": 1},
+            }
+        )
+    )
     cost, how = measured_pass_costs(micro)
     assert cost == {1: (39.0, 40.0, 45.0), 2: (50.0, 50.0, 50.0)}
     assert "1 BLAS thread," in how and "5 repeats" in how

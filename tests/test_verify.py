@@ -1,14 +1,22 @@
 """Properties of one position: exact laws that must hold for every pair of distributions."""
+
 from fractions import Fraction as F
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
-
-from specdec_core import (acceptance_probabilities, acceptance_rate, accepted_mass,
-                          output_distribution, output_distribution_with, rejection_probability,
-                          residual_distribution, total_variation)
 from strategies import exact_pair, float_pair
+
+from specdec_core import (
+    acceptance_probabilities,
+    acceptance_rate,
+    accepted_mass,
+    output_distribution,
+    output_distribution_with,
+    rejection_probability,
+    residual_distribution,
+    total_variation,
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -1,4 +1,5 @@
 """The lesson card's worked trace, reproduced exactly by the library (specdec_core.worked)."""
+
 from fractions import Fraction as F
 
 import pytest
@@ -26,7 +27,7 @@ def test_exact_values(key):
     got = TRACE[key]
     assert got == CARD[key]
     # exact types, not floats that happen to compare equal
-    for v in (got if isinstance(got, list) else [got]):
+    for v in got if isinstance(got, list) else [got]:
         assert isinstance(v, F)
 
 
@@ -55,7 +56,9 @@ def test_float_inputs_give_float64():
     assert a.dtype == np.float64
     np.testing.assert_allclose(a, [1, 1, 0.2], rtol=1e-12)
     assert acceptance_rate([0.6, 0.3, 0.1], [0.2, 0.3, 0.5]) == pytest.approx(0.6, abs=1e-15)
-    np.testing.assert_allclose(output_distribution([0.6, 0.3, 0.1], [0.2, 0.3, 0.5]), [0.6, 0.3, 0.1], atol=1e-15)
+    np.testing.assert_allclose(
+        output_distribution([0.6, 0.3, 0.1], [0.2, 0.3, 0.5]), [0.6, 0.3, 0.1], atol=1e-15
+    )
 
 
 def test_sympy_rationals_are_exact():
@@ -75,7 +78,7 @@ def test_truth_counterexample_exact_and_simulated():
     t = truth_counterexample(100_000, 2023)
     assert t["target_false"] == F(3, 10) == t["output_false"]
     assert t["output_law"] == list(TRUTH_EXAMPLE.p)
-    assert t["accepted_false_exact"] == F(3, 10)      # every false answer here passed verification
+    assert t["accepted_false_exact"] == F(3, 10)  # every false answer here passed verification
     # binomial standard error sqrt(0.3·0.7/1e5) ≈ 0.00145: allow 4 of them
     assert abs(t["simulated_false"] - 0.3) < 4 * 0.00145
     with pytest.raises(ValueError, match="seed"):

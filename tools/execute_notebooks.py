@@ -11,6 +11,7 @@ what readers without a kernel see, so they must be made the same way every time 
 - Jupyter, IPython and matplotlib state go to a temporary folder, not the user's ``$HOME``;
 - a cell that raises stops the run (unless tagged ``raises-exception``) and nothing is written.
 """
+
 from __future__ import annotations
 
 import os

@@ -1,8 +1,9 @@
 """Read the project's pins from pyproject.toml (the one place they live).
 
-    python tools/pins.py runtime|test|model   one requirement per line
-    python tools/pins.py binder               the text of binder/requirements.txt
+python tools/pins.py runtime|test|model   one requirement per line
+python tools/pins.py binder               the text of binder/requirements.txt
 """
+
 from __future__ import annotations
 
 import sys

@@ -21,21 +21,60 @@ notebook           show                 factory                  spec
 every notebook     ``show_quiz``        ``quiz_lab``             (per question)
 =================  ===================  =======================  ==========
 """
-from .acceptance import SPEC as ACCEPTANCE, acceptance_lab, show_acceptance
-from .base import Lab, LabSpec, show, static_html, still
-from .counts import SPEC as COUNTS, counts_lab, show_counts
-from .kv import SPEC as KV, kv_lab, show_kv
-from .quiz import quiz_lab, show_quiz
-from .residual import SPEC as CORRECTIONS, corrections_lab, show_corrections
-from .roofline import SPEC as ROOFLINE, roofline_lab, show_roofline
-from .stepper import demo_records, show_stepper, stepper_lab
-from .timing import SPEC as TIMING, show_timing, timing_lab
-from .transforms import SPEC as TRANSFORMS, show_transforms, transforms_lab
-from .trees import SPEC as TREES, show_trees, trees_lab
 
-__all__ = ["ACCEPTANCE", "CORRECTIONS", "COUNTS", "TIMING", "TRANSFORMS", "Lab", "LabSpec",
-           "acceptance_lab", "corrections_lab", "counts_lab", "demo_records", "quiz_lab", "show",
-           "show_acceptance", "show_corrections", "show_counts", "show_quiz", "show_stepper",
-           "show_timing", "show_transforms", "static_html", "still", "stepper_lab", "timing_lab",
-           "transforms_lab", "TREES", "show_trees", "trees_lab",
-           "KV", "kv_lab", "show_kv", "ROOFLINE", "roofline_lab", "show_roofline"]
+from .acceptance import SPEC as ACCEPTANCE
+from .acceptance import acceptance_lab, show_acceptance
+from .base import Lab, LabSpec, show, static_html, still
+from .counts import SPEC as COUNTS
+from .counts import counts_lab, show_counts
+from .kv import SPEC as KV
+from .kv import kv_lab, show_kv
+from .quiz import quiz_lab, show_quiz
+from .residual import SPEC as CORRECTIONS
+from .residual import corrections_lab, show_corrections
+from .roofline import SPEC as ROOFLINE
+from .roofline import roofline_lab, show_roofline
+from .stepper import demo_records, show_stepper, stepper_lab
+from .timing import SPEC as TIMING
+from .timing import show_timing, timing_lab
+from .transforms import SPEC as TRANSFORMS
+from .transforms import show_transforms, transforms_lab
+from .trees import SPEC as TREES
+from .trees import show_trees, trees_lab
+
+__all__ = [
+    "ACCEPTANCE",
+    "CORRECTIONS",
+    "COUNTS",
+    "TIMING",
+    "TRANSFORMS",
+    "Lab",
+    "LabSpec",
+    "acceptance_lab",
+    "corrections_lab",
+    "counts_lab",
+    "demo_records",
+    "quiz_lab",
+    "show",
+    "show_acceptance",
+    "show_corrections",
+    "show_counts",
+    "show_quiz",
+    "show_stepper",
+    "show_timing",
+    "show_transforms",
+    "static_html",
+    "still",
+    "stepper_lab",
+    "timing_lab",
+    "transforms_lab",
+    "TREES",
+    "show_trees",
+    "trees_lab",
+    "KV",
+    "kv_lab",
+    "show_kv",
+    "ROOFLINE",
+    "roofline_lab",
+    "show_roofline",
+]

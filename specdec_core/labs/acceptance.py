@@ -7,6 +7,7 @@ is 0 there is nothing to normalize: the texts say so (never NaN) and the figure 
 State: ``symbols`` (3 to 6) and one weight per side and symbol, ``p_A … p_F``, ``q_A … q_F``
 (symbols beyond ``symbols`` are hidden and ignored). Defaults: the worked example.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,9 +36,11 @@ def _padded(weights) -> tuple:
 
 
 #: The one home of the lab's default state.
-DEFAULTS = {"symbols": len(DEFAULT_P_WEIGHTS),
-            **dict(zip(P_KEYS, _padded(DEFAULT_P_WEIGHTS))),
-            **dict(zip(Q_KEYS, _padded(DEFAULT_Q_WEIGHTS)))}
+DEFAULTS = {
+    "symbols": len(DEFAULT_P_WEIGHTS),
+    **dict(zip(P_KEYS, _padded(DEFAULT_P_WEIGHTS))),
+    **dict(zip(Q_KEYS, _padded(DEFAULT_Q_WEIGHTS))),
+}
 
 
 def normalize_weights(weights, name: str = "weights") -> np.ndarray:
@@ -94,19 +97,21 @@ def texts(state) -> dict:
     except ValueError as exc:
         msg = f"No distribution: {exc}."
         return {"normalized": msg, "alpha": msg, "acceptance": msg}
-    names = SYMBOLS[:len(p)]
+    names = SYMBOLS[: len(p)]
     a = acceptance_probabilities(p, q)
     parts = [f"{s} never proposed" if qi == 0 else f"{s} {ai:.4f}" for s, ai, qi in zip(names, a, q)]
     vec = lambda v: "[" + ", ".join(f"{x:.3f}" for x in v) + "]"
-    return {"normalized": f"p = {vec(p)} · q = {vec(q)} (each side's weights divided by their sum)",
-            "alpha": labelled("derived", f"α = Σ min(p, q) = {float(acceptance_rate(p, q)):.4f}"),
-            "acceptance": labelled("derived", "a(x) = min(1, p(x)/q(x)): " + " · ".join(parts))}
+    return {
+        "normalized": f"p = {vec(p)} · q = {vec(q)} (each side's weights divided by their sum)",
+        "alpha": labelled("derived", f"α = Σ min(p, q) = {float(acceptance_rate(p, q)):.4f}"),
+        "acceptance": labelled("derived", "a(x) = min(1, p(x)/q(x)): " + " · ".join(parts)),
+    }
 
 
 def draw(state):
     """The figure at ``state`` (a fresh figure; the static copy)."""
     p, q = normalized_pair(state)
-    return AcceptancePlot(p, q, SYMBOLS[:len(p)], blit=False).fig
+    return AcceptancePlot(p, q, SYMBOLS[: len(p)], blit=False).fig
 
 
 class View:
@@ -115,16 +120,18 @@ class View:
     def __init__(self):
         # built up front (≈0.1 s once) so that moving the symbols slider never waits for a figure
         p, q = np.full(MAX_SYMBOLS, 1 / MAX_SYMBOLS), np.full(MAX_SYMBOLS, 1 / MAX_SYMBOLS)
-        self.plots = {n: AcceptancePlot(p[:n] * MAX_SYMBOLS / n, q[:n] * MAX_SYMBOLS / n, SYMBOLS[:n])
-                      for n in range(MIN_SYMBOLS, MAX_SYMBOLS + 1)}
+        self.plots = {
+            n: AcceptancePlot(p[:n] * MAX_SYMBOLS / n, q[:n] * MAX_SYMBOLS / n, SYMBOLS[:n])
+            for n in range(MIN_SYMBOLS, MAX_SYMBOLS + 1)
+        }
         for plot in self.plots.values():
-            plot.png()                 # the first frame draws (and caches) the static parts
+            plot.png()  # the first frame draws (and caches) the static parts
 
     def png(self, state) -> bytes:
         p, q = normalized_pair(state)
         plot = self.plots.get(len(p))
         if plot is None:
-            plot = self.plots[len(p)] = AcceptancePlot(p, q, SYMBOLS[:len(p)])
+            plot = self.plots[len(p)] = AcceptancePlot(p, q, SYMBOLS[: len(p)])
         plot.update(p, q)
         return plot.png()
 
@@ -143,8 +150,14 @@ def _controls():
 
 
 SPEC = LabSpec(
-    name="acceptance", defaults=DEFAULTS, controls=_controls(), texts=texts, draw=draw, view=View,
-    problem=problem, hidden=hidden,
+    name="acceptance",
+    defaults=DEFAULTS,
+    controls=_controls(),
+    texts=texts,
+    draw=draw,
+    view=View,
+    problem=problem,
+    hidden=hidden,
     groups=(("", ("symbols",)), ("target p (weights)", P_KEYS), ("draft q (weights)", Q_KEYS)),
 )
 

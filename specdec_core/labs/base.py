@@ -86,6 +86,7 @@ What a learner sees, and why
   Limit: a Lab *without* that setting (a learner's own install) still shows "model not found"
   after run → save → reopen with a new kernel; re-running the cell fixes it.
 """
+
 from __future__ import annotations
 
 import base64
@@ -100,8 +101,22 @@ import ipywidgets as w
 
 from ..plots.frames import MAX_WIDTH_PX, figure_png, message_png, pixel_size
 
-__all__ = ["Action", "Control", "Html", "Lab", "LabDisplay", "LabSpec", "checkbox", "dropdown",
-           "float_slider", "int_slider", "radio", "show", "static_html", "toggle"]
+__all__ = [
+    "Action",
+    "Control",
+    "Html",
+    "Lab",
+    "LabDisplay",
+    "LabSpec",
+    "checkbox",
+    "dropdown",
+    "float_slider",
+    "int_slider",
+    "radio",
+    "show",
+    "static_html",
+    "toggle",
+]
 
 
 class Html(str):
@@ -110,18 +125,19 @@ class Html(str):
 
 # ---------------------------------------------------------------------------------- controls
 
+
 @dataclass(frozen=True)
 class Control:
     """How to build one control widget from its default value. Use the helpers below."""
 
-    kind: str                      # "int", "float", "dropdown", "checkbox", "toggle", "radio"
+    kind: str  # "int", "float", "dropdown", "checkbox", "toggle", "radio"
     label: str
     lo: float | None = None
     hi: float | None = None
     step: float | None = None
-    options: tuple = ()            # (label, value) pairs for dropdown / toggle / radio
-    fmt: str | None = None         # slider readout format, e.g. ".2f"
-    width: int = 340               # pixels; controls wrap, so any width ≤ 760 fits
+    options: tuple = ()  # (label, value) pairs for dropdown / toggle / radio
+    fmt: str | None = None  # slider readout format, e.g. ".2f"
+    width: int = 340  # pixels; controls wrap, so any width ≤ 760 fits
     continuous: bool = True
 
     def check(self, value, key: str = "value"):
@@ -133,12 +149,14 @@ class Control:
                 raise ValueError(f"{key} must lie in [{self.lo}, {self.hi}], got {value!r}")
             k = (value - self.lo) / self.step
             if abs(k - round(k)) > 1e-9:
-                raise ValueError(f"{key} = {value!r} is not on the slider's grid "
-                                 f"({self.lo} + k·{self.step}); it would snap")
+                raise ValueError(
+                    f"{key} = {value!r} is not on the slider's grid "
+                    f"({self.lo} + k·{self.step}); it would snap"
+                )
             if self.kind == "int" and value != int(value):
                 raise ValueError(f"{key} must be an integer, got {value!r}")
         elif self.kind == "radio" and value is None:
-            return                 # nothing selected yet
+            return  # nothing selected yet
         elif self.kind == "checkbox":
             if not isinstance(value, bool):
                 raise ValueError(f"{key} must be True or False, got {value!r}")
@@ -151,24 +169,48 @@ class Control:
         lay = w.Layout(width=f"{self.width}px", max_width="100%")
         style = {"description_width": "initial"}
         if self.kind == "int":
-            c = w.IntSlider(value=int(value), min=int(self.lo), max=int(self.hi), step=int(self.step),
-                            description=self.label, continuous_update=self.continuous,
-                            layout=lay, style=style)
+            c = w.IntSlider(
+                value=int(value),
+                min=int(self.lo),
+                max=int(self.hi),
+                step=int(self.step),
+                description=self.label,
+                continuous_update=self.continuous,
+                layout=lay,
+                style=style,
+            )
         elif self.kind == "float":
-            c = w.FloatSlider(value=float(value), min=float(self.lo), max=float(self.hi),
-                              step=float(self.step), description=self.label,
-                              readout_format=self.fmt or ".2f", continuous_update=self.continuous,
-                              layout=lay, style=style)
+            c = w.FloatSlider(
+                value=float(value),
+                min=float(self.lo),
+                max=float(self.hi),
+                step=float(self.step),
+                description=self.label,
+                readout_format=self.fmt or ".2f",
+                continuous_update=self.continuous,
+                layout=lay,
+                style=style,
+            )
         elif self.kind == "dropdown":
-            c = w.Dropdown(options=list(self.options), value=value, description=self.label,
-                           layout=lay, style=style)
+            c = w.Dropdown(
+                options=list(self.options), value=value, description=self.label, layout=lay, style=style
+            )
         elif self.kind == "toggle":
-            c = w.ToggleButtons(options=list(self.options), value=value, description=self.label,
-                                style={"button_width": "auto", "description_width": "initial"},
-                                layout=w.Layout(width="auto", max_width="100%"))
+            c = w.ToggleButtons(
+                options=list(self.options),
+                value=value,
+                description=self.label,
+                style={"button_width": "auto", "description_width": "initial"},
+                layout=w.Layout(width="auto", max_width="100%"),
+            )
         elif self.kind == "radio":
-            c = w.RadioButtons(options=list(self.options), value=value, description=self.label,
-                               layout=w.Layout(width="auto", max_width="100%"), style=style)
+            c = w.RadioButtons(
+                options=list(self.options),
+                value=value,
+                description=self.label,
+                layout=w.Layout(width="auto", max_width="100%"),
+                style=style,
+            )
         elif self.kind == "checkbox":
             c = w.Checkbox(value=value, description=self.label, indent=False, layout=lay)
         else:
@@ -237,9 +279,9 @@ class LabSpec:
     actions: Mapping[str, Action] = field(default_factory=dict)
     groups: tuple = ()
     hidden: Callable[[Mapping], Any] | None = None
-    note: str = ""                 # one plain line shown above the controls (optional)
-    static: Callable[[], str] | None = None   # HTML body of the static copy (default: texts + figure)
-    order: tuple = ()              # top-to-bottom parts: "actions", "controls", "text:<key>", "figure"
+    note: str = ""  # one plain line shown above the controls (optional)
+    static: Callable[[], str] | None = None  # HTML body of the static copy (default: texts + figure)
+    order: tuple = ()  # top-to-bottom parts: "actions", "controls", "text:<key>", "figure"
 
     def __post_init__(self):
         if not _NAME.match(self.name):
@@ -261,6 +303,7 @@ class LabSpec:
         if unknown:
             raise ValueError(f"unknown state keys {sorted(unknown)}; known: {list(self.defaults)}")
         from dataclasses import replace
+
         return replace(self, defaults={**self.defaults, **changes})
 
 
@@ -286,16 +329,21 @@ _LIVE_CSS = """<style>
 .specdec-lab .widget-html-content {line-height: 1.45; overflow-wrap: anywhere;}
 .specdec-lab .widget-html {height: auto;}
 </style>"""
-RESTART_NOTE = ("The kernel restarted (or this is a saved copy): the controls are not connected. "
-                "Re-run this cell to use the lab.")
+RESTART_NOTE = (
+    "The kernel restarted (or this is a saved copy): the controls are not connected. "
+    "Re-run this cell to use the lab."
+)
 
 #: Shipped inside every static copy: hide it when the output just above holds a live lab.
-_STATIC_CSS = ("<style>.jp-OutputArea-child:has(.specdec-lab) + .jp-OutputArea-child .lab-static,"
-               ".jp-OutputArea-child:has(.specdec-quiz) + .jp-OutputArea-child .lab-static"
-               " {display: none;}</style>")
+_STATIC_CSS = (
+    "<style>.jp-OutputArea-child:has(.specdec-lab) + .jp-OutputArea-child .lab-static,"
+    ".jp-OutputArea-child:has(.specdec-quiz) + .jp-OutputArea-child .lab-static"
+    " {display: none;}</style>"
+)
 
 
 # ---------------------------------------------------------------------------------- the widget
+
 
 class Lab(w.VBox):
     """The live widget of one :class:`LabSpec` (see the module docstring for its attributes)."""
@@ -311,9 +359,12 @@ class Lab(w.VBox):
         self.controls = {k: c.build(spec.defaults[k], k) for k, c in spec.controls.items()}
         self.actions = {}
         for key, act in spec.actions.items():
-            b = w.Button(description=act.label, tooltip=act.tooltip or act.label,
-                         button_style="primary" if act.primary else "",
-                         layout=w.Layout(width="auto"))
+            b = w.Button(
+                description=act.label,
+                tooltip=act.tooltip or act.label,
+                button_style="primary" if act.primary else "",
+                layout=w.Layout(width="auto"),
+            )
             b.add_class(f"lab-control-{key}")
             b.on_click(lambda _b, key=key: self.press(key))
             self.actions[key] = b
@@ -330,9 +381,12 @@ class Lab(w.VBox):
         if spec.draw is not None:
             self._view = spec.view() if spec.view is not None else _DrawView(spec.draw)
             self._size = figure_size(spec)
-            self.figure = w.Image(format="png", width=self._size[0], height=self._size[1],
-                                  layout=w.Layout(width=f"{self._size[0]}px",
-                                                  height="auto", max_width="100%"))
+            self.figure = w.Image(
+                format="png",
+                width=self._size[0],
+                height=self._size[1],
+                layout=w.Layout(width=f"{self._size[0]}px", height="auto", max_width="100%"),
+            )
             self.figure.add_class("lab-figure")
         note = w.HTML(_LIVE_CSS + html.escape(RESTART_NOTE))
         note.add_class("lab-restart-note")
@@ -340,15 +394,19 @@ class Lab(w.VBox):
         if spec.note:
             children.append(w.HTML(text_html(spec.note)))
         order = spec.order or ("actions", "controls", *(f"text:{k}" for k in self._keys), "figure")
-        parts = {"actions": self._actions_box(), "controls": self._controls_box(),
-                 "figure": self.figure, **{f"text:{k}": t for k, t in self.texts.items()}}
+        parts = {
+            "actions": self._actions_box(),
+            "controls": self._controls_box(),
+            "figure": self.figure,
+            **{f"text:{k}": t for k, t in self.texts.items()},
+        }
         if set(order) - set(parts) or {k for k in parts if parts[k] is not None} - set(order):
             raise ValueError(f"order must list each of {sorted(parts)} once, got {order}")
         children += [parts[k] for k in order if parts[k] is not None]
         super().__init__(children, layout=w.Layout(max_width=f"{MAX_WIDTH_PX}px"))
         self.add_class("specdec-lab")
         self.add_class(f"lab-{spec.name}")
-        for key, c in self.controls.items():
+        for c in self.controls.values():
             c.observe(self._on_change, names="value")
         self.refresh()
 
@@ -366,11 +424,13 @@ class Lab(w.VBox):
         if self.spec.groups:
             # a titled group is a column (columns sit side by side and wrap); an untitled group
             # takes a full row of its own
-            cols = [w.VBox(([w.HTML(f"<b>{html.escape(h)}</b>")] if h else [])
-                           + [self.controls[k] for k in keys],
-                           layout=w.Layout(margin="0 12px 0 0", max_width="100%",
-                                           width=None if h else "100%"))
-                    for h, keys in self.spec.groups]
+            cols = [
+                w.VBox(
+                    ([w.HTML(f"<b>{html.escape(h)}</b>")] if h else []) + [self.controls[k] for k in keys],
+                    layout=w.Layout(margin="0 12px 0 0", max_width="100%", width=None if h else "100%"),
+                )
+                for h, keys in self.spec.groups
+            ]
             parts.append(w.Box(cols, layout=wrap))
         elif self.controls:
             parts.append(w.Box(list(self.controls.values()), layout=wrap))
@@ -471,6 +531,7 @@ def figure_size(spec: LabSpec) -> tuple[int, int]:
 
 # ---------------------------------------------------------------------------------- display
 
+
 def static_png(spec: LabSpec) -> bytes | None:
     """PNG of the figure at the defaults (``None`` for a lab without a figure)."""
     if spec.draw is None:
@@ -484,10 +545,16 @@ def static_png(spec: LabSpec) -> bytes | None:
 def static_html(spec: LabSpec, caption: str | None = None) -> str:
     """The static copy: the texts and the figure at the defaults, as plain HTML (no widget)."""
     texts = spec.texts(spec.defaults)
-    cap = caption if caption is not None else (
-        "Static copy at the default settings (run the cell above with a kernel for the live lab).")
-    parts = [_STATIC_CSS, f"<div class='lab-static lab-static-{spec.name}'>",
-             f"<p><i>{html.escape(cap)}</i></p>"]
+    cap = (
+        caption
+        if caption is not None
+        else ("Static copy at the default settings (run the cell above with a kernel for the live lab).")
+    )
+    parts = [
+        _STATIC_CSS,
+        f"<div class='lab-static lab-static-{spec.name}'>",
+        f"<p><i>{html.escape(cap)}</i></p>",
+    ]
     if spec.static is not None:
         return "".join(parts) + spec.static() + "</div>"
     for k, v in texts.items():
@@ -496,9 +563,11 @@ def static_html(spec: LabSpec, caption: str | None = None) -> str:
     if png is not None:
         wpx, hpx = figure_size(spec)
         data = base64.b64encode(png).decode("ascii")
-        parts.append(f"<img class='lab-static-figure' src='data:image/png;base64,{data}' "
-                     f"width='{wpx}' height='{hpx}' style='max-width:100%;height:auto' "
-                     f"alt='{html.escape(spec.name)} at its defaults'>")
+        parts.append(
+            f"<img class='lab-static-figure' src='data:image/png;base64,{data}' "
+            f"width='{wpx}' height='{hpx}' style='max-width:100%;height:auto' "
+            f"alt='{html.escape(spec.name)} at its defaults'>"
+        )
     parts.append("</div>")
     return "".join(parts)
 
@@ -514,8 +583,9 @@ class LabDisplay:
         bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         data = dict(data or {})
-        data["text/plain"] = (f"Interactive lab {self.name} — run this cell with a kernel; "
-                              f"a static copy is shown below.")
+        data["text/plain"] = (
+            f"Interactive lab {self.name} — run this cell with a kernel; a static copy is shown below."
+        )
         return data
 
     def __repr__(self):

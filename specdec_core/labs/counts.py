@@ -2,6 +2,7 @@
 
 No math here: P(K = k), E[K] and the E[K]-against-γ curve come from :mod:`specdec_core.counts`.
 """
+
 from __future__ import annotations
 
 from ..counts import expected_output_count, output_count_distribution
@@ -23,8 +24,10 @@ def count_texts(alpha, gamma, max_listed: int = 8) -> dict:
     items = [f"P(K={k})={v:.4f}" for k, v in enumerate(pmf, start=1)]
     if len(items) > max_listed:
         items = items[: max_listed - 2] + ["…", items[-1]]
-    return {"law": labelled("derived", f"α = {a:.2f}, γ = {g} (iid): " + ", ".join(items)),
-            "mean": labelled("derived", f"E[K] = {ek:.4f} tokens per round (at most {g + 1})")}
+    return {
+        "law": labelled("derived", f"α = {a:.2f}, γ = {g} (iid): " + ", ".join(items)),
+        "mean": labelled("derived", f"E[K] = {ek:.4f} tokens per round (at most {g + 1})"),
+    }
 
 
 def texts(state) -> dict:
@@ -47,9 +50,12 @@ class View:
 
 
 SPEC = LabSpec(
-    name="counts", defaults=DEFAULTS,
+    name="counts",
+    defaults=DEFAULTS,
     controls={"alpha": float_slider("α", 0.0, 1.0, 0.01), "gamma": int_slider("γ", 0, MAX_GAMMA)},
-    texts=texts, draw=draw, view=View,
+    texts=texts,
+    draw=draw,
+    view=View,
 )
 
 

@@ -5,6 +5,7 @@ speculate" lives in the roofline lab (:mod:`specdec_core.labs.roofline`).
 Everything shown is *derived* (integer arithmetic on published shapes) except α, an
 *assumption* used only for the expected rollback.
 """
+
 from __future__ import annotations
 
 from ..formatting import labelled
@@ -21,16 +22,30 @@ from ..plots.frames import BlitPNG
 from ..plots.kv import PART_STYLE, kv_lab_figure, kv_lab_frame
 from .base import Lab, LabSpec, checkbox, dropdown, float_slider, int_slider, show
 
-DEFAULTS = {"target": "Llama-3.1-8B", "draft": "Llama-3.2-1B", "dtype": "bf16", "context": 8192,
-            "sequences": 16, "gamma": 4, "budget_gib": 40.0, "include_weights": True,
-            "alpha": 0.7}
+DEFAULTS = {
+    "target": "Llama-3.1-8B",
+    "draft": "Llama-3.2-1B",
+    "dtype": "bf16",
+    "context": 8192,
+    "sequences": 16,
+    "gamma": 4,
+    "budget_gib": 40.0,
+    "include_weights": True,
+    "alpha": 0.7,
+}
 
 
 def _working_set(state):
-    return working_set(state["target"], state["draft"], dtype=state["dtype"],
-                       context=state["context"], sequences=state["sequences"],
-                       gamma=state["gamma"], budget_bytes=gib_to_bytes(state["budget_gib"]),
-                       include_weights=state["include_weights"])
+    return working_set(
+        state["target"],
+        state["draft"],
+        dtype=state["dtype"],
+        context=state["context"],
+        sequences=state["sequences"],
+        gamma=state["gamma"],
+        budget_bytes=gib_to_bytes(state["budget_gib"]),
+        include_weights=state["include_weights"],
+    )
 
 
 def kv_texts(state) -> dict:
@@ -38,34 +53,54 @@ def kv_texts(state) -> dict:
     ws = _working_set(state)
     lines = [f"{PART_STYLE[p][0]}: {fmt_gib(v)}" for p, v in ws.parts().items()]
     parts = "\n".join(lines + [f"total at the peak: {fmt_gib(ws.total)}"])
-    verdict = (f"fits: {fmt_gib(ws.headroom)} to spare" if ws.fits
-               else f"does not fit: {fmt_gib(-ws.headroom)} over the budget")
-    most = max_concurrent_sequences(state["target"], state["draft"], dtype=state["dtype"],
-                                    context=state["context"], gamma=state["gamma"],
-                                    budget_bytes=gib_to_bytes(state["budget_gib"]),
-                                    include_weights=state["include_weights"])
-    fits = (f"{verdict} (budget {fmt_gib(ws.budget)}). Speculation adds "
-            f"{fmt_gib(ws.speculation_extra)} over the target alone. At most {most} sequences fit "
-            f"with γ = {state['gamma']}.")
+    verdict = (
+        f"fits: {fmt_gib(ws.headroom)} to spare"
+        if ws.fits
+        else f"does not fit: {fmt_gib(-ws.headroom)} over the budget"
+    )
+    most = max_concurrent_sequences(
+        state["target"],
+        state["draft"],
+        dtype=state["dtype"],
+        context=state["context"],
+        gamma=state["gamma"],
+        budget_bytes=gib_to_bytes(state["budget_gib"]),
+        include_weights=state["include_weights"],
+    )
+    fits = (
+        f"{verdict} (budget {fmt_gib(ws.budget)}). Speculation adds "
+        f"{fmt_gib(ws.speculation_extra)} over the target alone. At most {most} sequences fit "
+        f"with γ = {state['gamma']}."
+    )
     g = state["gamma"]
     rb = float(rollback_positions(state["alpha"], g))
-    rollback = (f"Of the {g} provisional positions per sequence, {rb:.2f} are rolled back per round "
-                f"on average at α = {state['alpha']:.2f} (iid), but all {g} are reserved at the peak.")
+    rollback = (
+        f"Of the {g} provisional positions per sequence, {rb:.2f} are rolled back per round "
+        f"on average at α = {state['alpha']:.2f} (iid), but all {g} are reserved at the peak."
+    )
     notes = []
     t, d = PRESETS[state["target"]], PRESETS[state["draft"]]
     if g > 0 and t.vocab != d.vocab:
-        notes.append(f"{state['draft']} and {state['target']} have different vocabularies "
-                     f"({d.vocab:,} vs {t.vocab:,} tokens): a real draft must share the target's "
-                     f"tokenizer.")
+        notes.append(
+            f"{state['draft']} and {state['target']} have different vocabularies "
+            f"({d.vocab:,} vs {t.vocab:,} tokens): a real draft must share the target's "
+            f"tokenizer."
+        )
     if g > 0 and d.parameters >= t.parameters:
         notes.append("The draft is not smaller than the target: it would not save time.")
-    return {"parts": labelled("derived", parts), "fits": labelled("derived", fits),
-            "rollback": labelled("derived-from-assumed", rollback), "note": " ".join(notes) or "—"}
+    return {
+        "parts": labelled("derived", parts),
+        "fits": labelled("derived", fits),
+        "rollback": labelled("derived-from-assumed", rollback),
+        "note": " ".join(notes) or "—",
+    }
 
 
 def _title(state) -> str:
-    return (f"{state['target']} + {state['draft']}, {state['sequences']} × {state['context']:,} "
-            f"tokens, γ = {state['gamma']}, {state['dtype']}")
+    return (
+        f"{state['target']} + {state['draft']}, {state['sequences']} × {state['context']:,} "
+        f"tokens, γ = {state['gamma']}, {state['dtype']}"
+    )
 
 
 def kv_figure(state):
@@ -84,7 +119,7 @@ class KvView:
     def png(self, state) -> bytes:
         self.bars.update(_working_set(state), _title(state))
         xlim = self.bars.ax.get_xlim()
-        if xlim != self.xlim:                 # new scale: repaint this axes' ticks only
+        if xlim != self.xlim:  # new scale: repaint this axes' ticks only
             self.blit.invalidate(self.bars.ax)
             self.xlim = xlim
         return self.blit.png()
@@ -104,8 +139,10 @@ SPEC = LabSpec(
         "budget_gib": float_slider("memory budget (GiB)", 0.0, 320.0, 1.0, fmt=".0f"),
         "alpha": float_slider("α (assumed, iid)", 0.0, 1.0, 0.05),
     },
-    groups=(("models", ("target", "draft", "dtype", "include_weights")),
-            ("load", ("context", "sequences", "gamma", "budget_gib", "alpha"))),
+    groups=(
+        ("models", ("target", "draft", "dtype", "include_weights")),
+        ("load", ("context", "sequences", "gamma", "budget_gib", "alpha")),
+    ),
     texts=kv_texts,
     draw=kv_figure,
     view=KvView,

@@ -8,6 +8,7 @@ in :mod:`specdec_core.questions`; this module only renders them.
 State: ``choice`` (the selected option index, or None), ``graded`` (the choice last checked)
 and ``checks`` (how many times Check was pressed; 0 = no feedback yet).
 """
+
 from __future__ import annotations
 
 import html
@@ -34,20 +35,26 @@ def static_quiz_html(question: Question) -> str:
     """The question as plain HTML with the answer in a collapsed <details>."""
     opts = "".join(f"<li>{html.escape(o)}</li>" for o in question.options)
     ans = html.escape(question.options[question.answer])
-    return (f"<p><b>Self-check.</b> {html.escape(question.prompt)}</p><ol type='a'>{opts}</ol>"
-            f"<details><summary>Show the answer</summary><p><b>{ans}</b>. "
-            f"{html.escape(question.explanation)}</p></details>")
+    return (
+        f"<p><b>Self-check.</b> {html.escape(question.prompt)}</p><ol type='a'>{opts}</ol>"
+        f"<details><summary>Show the answer</summary><p><b>{ans}</b>. "
+        f"{html.escape(question.explanation)}</p></details>"
+    )
 
 
 def quiz_spec(question: Question) -> LabSpec:
     if not isinstance(question, Question):
         raise ValueError(f"question must be a Question, got {type(question).__name__}")
     return LabSpec(
-        name="quiz", defaults=DEFAULTS,
+        name="quiz",
+        defaults=DEFAULTS,
         controls={"choice": radio("", [(o, i) for i, o in enumerate(question.options)])},
         texts=lambda state: quiz_texts(question, state),
-        actions={"check": Action("Check", lambda s: {"graded": s["choice"], "checks": s["checks"] + 1},
-                                 primary=True)},
+        actions={
+            "check": Action(
+                "Check", lambda s: {"graded": s["choice"], "checks": s["checks"] + 1}, primary=True
+            )
+        },
         static=lambda: static_quiz_html(question),
         order=("text:prompt", "controls", "actions", "text:feedback"),
     )

@@ -4,6 +4,7 @@ rule's output law against p and its total variation distance.
 Like the acceptance lab, the sliders hold non-negative weights that are normalized; all-zero
 weights on one side give a message (never NaN) and a greyed figure.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,13 +34,18 @@ P_KEYS = tuple(f"p_{s}" for s in SYMBOLS[:N_SYMBOLS])
 Q_KEYS = tuple(f"q_{s}" for s in SYMBOLS[:N_SYMBOLS])
 
 #: The one home of the lab's default state: the worked example and the "resample from q" rule.
-DEFAULTS = {"rule": DEFAULT_RULE, **dict(zip(P_KEYS, DEFAULT_P_WEIGHTS)),
-            **dict(zip(Q_KEYS, DEFAULT_Q_WEIGHTS))}
+DEFAULTS = {
+    "rule": DEFAULT_RULE,
+    **dict(zip(P_KEYS, DEFAULT_P_WEIGHTS)),
+    **dict(zip(Q_KEYS, DEFAULT_Q_WEIGHTS)),
+}
 
 
 def normalized_pair(state):
-    return (normalize_weights([state[k] for k in P_KEYS], "p"),
-            normalize_weights([state[k] for k in Q_KEYS], "q"))
+    return (
+        normalize_weights([state[k] for k in P_KEYS], "p"),
+        normalize_weights([state[k] for k in Q_KEYS], "q"),
+    )
 
 
 def problem(state) -> str | None:
@@ -69,25 +75,31 @@ def texts(state) -> dict:
     alpha = float(acceptance_rate(p, q))
     vec = "[" + ", ".join(f"{v:.4f}" for v in out) + "]"
     if alpha >= 1 - 1e-12:
-        verdict = ("p = q: no proposal is ever rejected, so the correction is never used and "
-                   "every rule gives p.")
+        verdict = (
+            "p = q: no proposal is ever rejected, so the correction is never used and every rule gives p."
+        )
     elif tv < TV_TOLERANCE:
         verdict = "✓ The output law is exactly p: this rule preserves the target."
     elif abs(out.sum() - 1) > 1e-9:
-        verdict = (f"✗ Not even a distribution: the output sums to {out.sum():.4f}. The rejected "
-                   f"mass 1 − α = {1 - alpha:.4f} is spread by a vector that itself sums to "
-                   f"1 − α, so only (1 − α)² = {(1 - alpha) ** 2:.4f} comes back.")
+        verdict = (
+            f"✗ Not even a distribution: the output sums to {out.sum():.4f}. The rejected "
+            f"mass 1 − α = {1 - alpha:.4f} is spread by a vector that itself sums to "
+            f"1 − α, so only (1 − α)² = {(1 - alpha) ** 2:.4f} comes back."
+        )
     else:
         verdict = "✗ Not p: this rule biases the output, so it does not sample the target."
-    return {"output": labelled("derived", f"output with rule “{RULE_LABELS[rule]}” = {vec} "
-                                          f"(sums to {out.sum():.4f})"),
-            "tv": labelled("derived", f"TV(output, p) = {tv:.4f}"),
-            "verdict": verdict}
+    return {
+        "output": labelled(
+            "derived", f"output with rule “{RULE_LABELS[rule]}” = {vec} (sums to {out.sum():.4f})"
+        ),
+        "tv": labelled("derived", f"TV(output, p) = {tv:.4f}"),
+        "verdict": verdict,
+    }
 
 
 def draw(state):
     p, q = normalized_pair(state)
-    return RulePlot(p, q, state["rule"], SYMBOLS[:len(p)], blit=False).fig
+    return RulePlot(p, q, state["rule"], SYMBOLS[: len(p)], blit=False).fig
 
 
 class View:
@@ -102,7 +114,7 @@ class View:
         for plot in self.plots:
             if plot.update(p, q, state["rule"]):
                 return plot.png()
-        plot = RulePlot(p, q, state["rule"], SYMBOLS[:len(p)])
+        plot = RulePlot(p, q, state["rule"], SYMBOLS[: len(p)])
         self.plots.append(plot)
         return plot.png()
 
@@ -116,7 +128,12 @@ def _controls():
 
 
 SPEC = LabSpec(
-    name="residual", defaults=DEFAULTS, controls=_controls(), texts=texts, draw=draw, view=View,
+    name="residual",
+    defaults=DEFAULTS,
+    controls=_controls(),
+    texts=texts,
+    draw=draw,
+    view=View,
     problem=problem,
     groups=(("", ("rule",)), ("target p (weights)", P_KEYS), ("draft q (weights)", Q_KEYS)),
 )

@@ -5,6 +5,7 @@ The texts come from :mod:`specdec_core.roofline` (pass times) and :mod:`specdec_
 :class:`specdec_core.plots.roofline.RooflineView`. Hardware numbers are datasheet values
 (*assumed*), so every readout is *derived from assumed inputs*.
 """
+
 from __future__ import annotations
 
 from ..formatting import labelled
@@ -20,8 +21,16 @@ from ..roofline import (
 )
 from .base import Lab, LabSpec, dropdown, float_slider, int_slider, show
 
-DEFAULTS = {"target": "Llama-3.1-8B", "draft": "Llama-3.2-1B", "hardware": "NVIDIA A100 80GB SXM",
-            "dtype": "bf16", "sequences": 1, "context": 2048, "gamma": 4, "alpha": 0.7}
+DEFAULTS = {
+    "target": "Llama-3.1-8B",
+    "draft": "Llama-3.2-1B",
+    "hardware": "NVIDIA A100 80GB SXM",
+    "dtype": "bf16",
+    "sequences": 1,
+    "context": 2048,
+    "gamma": 4,
+    "alpha": 0.7,
+}
 
 MAX_GAMMA = RooflineView.MAX_GAMMA
 
@@ -36,38 +45,57 @@ def roofline_texts(state) -> dict:
     ver = pass_time(state["target"], hw, positions=g + 1, **kw)
     free = memory_bound_positions(state["target"], hw, max_positions=4096, **kw)
     ratio = float(ver.total_s / one.total_s)
-    step = (f"One decode step (T = 1, S = {state['sequences']}, L = {state['context']:,}): "
-            f"{float(one.total_ms):.3f} ms, {one.bound}-bound. Arithmetic intensity "
-            f"{float(one.intensity):.1f} FLOP/byte; the ridge point of {hw.name} is "
-            f"{float(ridge_point(hw)):.0f} FLOP/byte.")
+    step = (
+        f"One decode step (T = 1, S = {state['sequences']}, L = {state['context']:,}): "
+        f"{float(one.total_ms):.3f} ms, {one.bound}-bound. Arithmetic intensity "
+        f"{float(one.intensity):.1f} FLOP/byte; the ridge point of {hw.name} is "
+        f"{float(ridge_point(hw)):.0f} FLOP/byte."
+    )
     if free == 0:
         where = "Even one position is compute-bound here: every extra position costs its full share."
     elif free >= 4096:
         where = "Passes stay memory-bound beyond 4,096 positions: extra positions cost only their KV writes."
     else:
-        where = (f"Passes stay memory-bound up to T = {free} positions: within that, extra positions "
-                 f"cost almost nothing.")
-    verify = (f"Verification (T = γ + 1 = {g + 1}): {float(ver.total_ms):.3f} ms = {ratio:.2f} decode "
-              f"steps, {ver.bound}-bound. {where}")
-    pts = [serving_point(state["target"], state["draft"], hw, alpha=state["alpha"], gamma=k, **kw)
-           for k in range(MAX_GAMMA + 1)]
+        where = (
+            f"Passes stay memory-bound up to T = {free} positions: within that, extra positions "
+            f"cost almost nothing."
+        )
+    verify = (
+        f"Verification (T = γ + 1 = {g + 1}): {float(ver.total_ms):.3f} ms = {ratio:.2f} decode "
+        f"steps, {ver.bound}-bound. {where}"
+    )
+    pts = [
+        serving_point(state["target"], state["draft"], hw, alpha=state["alpha"], gamma=k, **kw)
+        for k in range(MAX_GAMMA + 1)
+    ]
     sps = [float(p.speedup) for p in pts]
     best = max(range(len(sps)), key=lambda k: (sps[k], -k))
-    here = pts[g] if g <= MAX_GAMMA else serving_point(
-        state["target"], state["draft"], hw, alpha=state["alpha"], gamma=g, **kw)
-    speed = (f"A draft step costs c = {float(here.draft_ratio):.3f} target steps (its own weights "
-             f"and cache). E[K] = {float(here.expected_tokens):.2f} at α = {state['alpha']:.2f} "
-             f"(iid) → speed-up {float(here.speedup):.2f}× over plain decoding at this batch; "
-             f"the best γ ≤ {MAX_GAMMA} here is γ = {best} ({sps[best]:.2f}×).")
+    here = (
+        pts[g]
+        if g <= MAX_GAMMA
+        else serving_point(state["target"], state["draft"], hw, alpha=state["alpha"], gamma=g, **kw)
+    )
+    speed = (
+        f"A draft step costs c = {float(here.draft_ratio):.3f} target steps (its own weights "
+        f"and cache). E[K] = {float(here.expected_tokens):.2f} at α = {state['alpha']:.2f} "
+        f"(iid) → speed-up {float(here.speedup):.2f}× over plain decoding at this batch; "
+        f"the best γ ≤ {MAX_GAMMA} here is γ = {best} ({sps[best]:.2f}×)."
+    )
     notes = []
     t, d = PRESETS[state["target"]], PRESETS[state["draft"]]
     if t.vocab != d.vocab:
-        notes.append(f"{state['draft']} and {state['target']} have different vocabularies: a real "
-                     f"draft must share the target's tokenizer.")
+        notes.append(
+            f"{state['draft']} and {state['target']} have different vocabularies: a real "
+            f"draft must share the target's tokenizer."
+        )
     if d.parameters >= t.parameters:
         notes.append("The draft is not smaller than the target: it cannot save time.")
-    return {"step": labelled(kind, step), "verify": labelled(kind, verify),
-            "speedup": labelled(kind, speed), "note": " ".join(notes) or "—"}
+    return {
+        "step": labelled(kind, step),
+        "verify": labelled(kind, verify),
+        "speedup": labelled(kind, speed),
+        "note": " ".join(notes) or "—",
+    }
 
 
 SPEC = LabSpec(
@@ -83,13 +111,15 @@ SPEC = LabSpec(
         "gamma": int_slider("γ", 0, 16),
         "alpha": float_slider("α (iid, assumed)", 0.0, 1.0, 0.05),
     },
-    groups=(("models and hardware", ("target", "draft", "hardware", "dtype")),
-            ("load and speculation", ("sequences", "context", "gamma", "alpha"))),
+    groups=(
+        ("models and hardware", ("target", "draft", "hardware", "dtype")),
+        ("load and speculation", ("sequences", "context", "gamma", "alpha")),
+    ),
     texts=roofline_texts,
     draw=roofline_lab_figure,
     view=RooflineView,
     note="Left: the time of one pass against the positions it scores, in decode steps. "
-         "Right: the speed-up over plain decoding for each γ at this α.",
+    "Right: the speed-up over plain decoding for each γ at this α.",
 )
 
 

@@ -6,6 +6,7 @@ time, the work account, and the (α, γ) map of where speculation pays. No math 
 :func:`specdec_core.timing.scenario_rates` / :func:`~specdec_core.timing.work_account`.
 An impossible budget (a round that takes no time) gives a message and a greyed figure.
 """
+
 from __future__ import annotations
 
 from ..formatting import labelled
@@ -16,8 +17,7 @@ from ..worked import WORKED
 from .base import Lab, LabSpec, float_slider, int_slider, show
 
 MAX_GAMMA = 16
-BUDGET_KEYS = ("draft_per_token_ms", "verify_base_ms", "verify_per_position_ms", "overhead_ms",
-               "baseline_ms")
+BUDGET_KEYS = ("draft_per_token_ms", "verify_base_ms", "verify_per_position_ms", "overhead_ms", "baseline_ms")
 
 #: The one home of the lab's default state: the worked example's α, γ and assumed timings
 #: (2 ms of drafting for γ = 2, 6 ms verification, 1 ms overhead, 6 ms per baseline token).
@@ -56,29 +56,42 @@ def timing_texts(alpha, gamma, **budget) -> dict:
     if s["plain"]:
         be_text = "γ = 0 is plain decoding: one target step per token, exactly the baseline"
     elif be >= 0:
-        be_text = (f"break-even verification time {be:.2f} ms (now {float(s['verify_ms']):.2f} ms: "
-                   + ("pays)" if s["pays"] else "loses)"))
+        be_text = f"break-even verification time {be:.2f} ms (now {float(s['verify_ms']):.2f} ms: " + (
+            "pays)" if s["pays"] else "loses)"
+        )
     else:
-        be_text = ("no verification time can make this pay: draft + overhead already cost more "
-                   "than E[K] baseline tokens")
-    verdict = "speculation pays" if s["pays"] else (
-        "no gain, no loss" if float(s["ratio"]) == 1 else "speculation loses")
+        be_text = (
+            "no verification time can make this pay: draft + overhead already cost more "
+            "than E[K] baseline tokens"
+        )
+    verdict = (
+        "speculation pays"
+        if s["pays"]
+        else ("no gain, no loss" if float(s["ratio"]) == 1 else "speculation loses")
+    )
     return {
-        "round": labelled("derived-from-assumed",
-                          f"round: draft {float(s['draft_ms']):.2f} + verify {float(s['verify_ms']):.2f} "
-                          f"+ overhead {float(s['overhead_ms']):.2f} = {float(s['round_ms']):.2f} ms, "
-                          f"E[K] = {float(s['expected_tokens']):.4f} tokens"),
-        "rates": labelled("derived-from-assumed",
-                          f"speculative {float(s['rate']):.2f} tokens/s vs baseline "
-                          f"{float(s['baseline_rate']):.2f} tokens/s: ratio {float(s['ratio']):.3f}× "
-                          f"({verdict})"),
+        "round": labelled(
+            "derived-from-assumed",
+            f"round: draft {float(s['draft_ms']):.2f} + verify {float(s['verify_ms']):.2f} "
+            f"+ overhead {float(s['overhead_ms']):.2f} = {float(s['round_ms']):.2f} ms, "
+            f"E[K] = {float(s['expected_tokens']):.4f} tokens",
+        ),
+        "rates": labelled(
+            "derived-from-assumed",
+            f"speculative {float(s['rate']):.2f} tokens/s vs baseline "
+            f"{float(s['baseline_rate']):.2f} tokens/s: ratio {float(s['ratio']):.3f}× "
+            f"({verdict})",
+        ),
         "break_even": labelled("derived-from-assumed", be_text),
-        "work": labelled("derived", f"work per output token: {float(acc['proposals_per_token']):.3f} "
-                                    f"draft proposals, {float(acc['target_positions_per_token']):.3f} "
-                                    f"target positions; thrown away: "
-                                    f"{100 * float(acc['proposals_thrown_away']):.1f}% of proposals, "
-                                    f"{100 * float(acc['target_positions_thrown_away']):.1f}% of "
-                                    f"scored positions"),
+        "work": labelled(
+            "derived",
+            f"work per output token: {float(acc['proposals_per_token']):.3f} "
+            f"draft proposals, {float(acc['target_positions_per_token']):.3f} "
+            f"target positions; thrown away: "
+            f"{100 * float(acc['proposals_thrown_away']):.1f}% of proposals, "
+            f"{100 * float(acc['target_positions_thrown_away']):.1f}% of "
+            f"scored positions",
+        ),
     }
 
 
@@ -105,7 +118,8 @@ class View:
 
 
 SPEC = LabSpec(
-    name="timing", defaults=DEFAULTS,
+    name="timing",
+    defaults=DEFAULTS,
     controls={
         "alpha": float_slider("α", 0.0, 1.0, 0.01),
         "gamma": int_slider("γ", 0, MAX_GAMMA),
@@ -115,7 +129,10 @@ SPEC = LabSpec(
         "overhead_ms": float_slider("overhead ms", 0.0, 10.0, 0.5, ".1f"),
         "baseline_ms": float_slider("baseline ms / token", 0.5, 30.0, 0.5, ".1f"),
     },
-    texts=texts, draw=draw, view=View, problem=problem,
+    texts=texts,
+    draw=draw,
+    view=View,
+    problem=problem,
     note="All times are assumed budgets (ms); the rates are derived from them.",
 )
 

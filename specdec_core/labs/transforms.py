@@ -6,6 +6,7 @@ The readout always names the transform and the parameter value used, and says so
 chosen context, the transform leaves both p and q unchanged (then moving its slider changes
 nothing there). Only the slider of the chosen transform is shown.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,8 +29,14 @@ TRANSFORMS = ("temperature", "top_k", "top_p", "greedy", "none")
 #: Which state key holds each transform's parameter.
 PARAMETER = {"temperature": "temperature", "top_k": "k", "top_p": "top_p"}
 #: The one home of the lab's default state (T = 1/2 exactly: a linear slider, no snapping).
-DEFAULTS = {"setup": "greedy_draft", "transform": "temperature", "temperature": 0.5, "k": 2,
-            "top_p": 0.7, "context": "start"}
+DEFAULTS = {
+    "setup": "greedy_draft",
+    "transform": "temperature",
+    "temperature": 0.5,
+    "k": 2,
+    "top_p": 0.7,
+    "context": "start",
+}
 #: Below this total variation distance the emitted law counts as the intended one.
 TV_TOLERANCE = 1e-12
 
@@ -62,10 +69,16 @@ def laws(state) -> dict:
     fn = transform_of(state)
     p_used, q_rep, q_smp, intended = setup_distributions(state["setup"], p_raw, q_raw, fn)
     out = verified_output(p_used, q_rep, q_smp)
-    return {"p_used": p_used, "q_reported": q_rep, "q_sampled": q_smp, "intended": intended,
-            "emitted": out, "tv": float(total_variation(out, intended)),
-            "acceptance": float(one_position_acceptance(p_used, q_rep, q_smp)),
-            "inert": bool(np.allclose(fn(p_raw), p_raw) and np.allclose(fn(q_raw), q_raw))}
+    return {
+        "p_used": p_used,
+        "q_reported": q_rep,
+        "q_sampled": q_smp,
+        "intended": intended,
+        "emitted": out,
+        "tv": float(total_variation(out, intended)),
+        "acceptance": float(one_position_acceptance(p_used, q_rep, q_smp)),
+        "inert": bool(np.allclose(fn(p_raw), p_raw) and np.allclose(fn(q_raw), q_raw)),
+    }
 
 
 def texts(state) -> dict:
@@ -74,15 +87,23 @@ def texts(state) -> dict:
     r = laws(state)
     used = f"{SETUP_TITLES[state['setup']]} · {parameter_text(state)} · context: {state['context']}"
     if state["transform"] != "none" and r["inert"]:
-        used += (f"\nIn this context {parameter_text(state)} leaves both p and q unchanged: "
-                 f"the result is the same as with no transform.")
-    verdict = ("✓ emitted law = intended law" if r["tv"] < TV_TOLERANCE
-               else f"✗ biased: TV(emitted, intended) = {r['tv']:.4f}")
+        used += (
+            f"\nIn this context {parameter_text(state)} leaves both p and q unchanged: "
+            f"the result is the same as with no transform."
+        )
+    verdict = (
+        "✓ emitted law = intended law"
+        if r["tv"] < TV_TOLERANCE
+        else f"✗ biased: TV(emitted, intended) = {r['tv']:.4f}"
+    )
     return {
         "used": used,
-        "laws": labelled("derived", f"intended {fmt(r['intended'])} · emitted {fmt(r['emitted'])}\n"
-                                    f"p used {fmt(r['p_used'])} · q reported {fmt(r['q_reported'])} · "
-                                    f"q sampled {fmt(r['q_sampled'])} · acceptance {r['acceptance']:.4f}"),
+        "laws": labelled(
+            "derived",
+            f"intended {fmt(r['intended'])} · emitted {fmt(r['emitted'])}\n"
+            f"p used {fmt(r['p_used'])} · q reported {fmt(r['q_reported'])} · "
+            f"q sampled {fmt(r['q_sampled'])} · acceptance {r['acceptance']:.4f}",
+        ),
         "verdict": verdict,
     }
 
@@ -113,7 +134,8 @@ def hidden(state):
 
 
 SPEC = LabSpec(
-    name="transforms", defaults=DEFAULTS,
+    name="transforms",
+    defaults=DEFAULTS,
     controls={
         "setup": dropdown("setup", [(SETUP_TITLES[s], s) for s in SETUPS]),
         "transform": dropdown("transform", TRANSFORMS),
@@ -122,7 +144,10 @@ SPEC = LabSpec(
         "top_p": float_slider("top-p p", 0.01, 1.0, 0.01),
         "context": dropdown("context", list(CONTEXTS)),
     },
-    texts=texts, draw=draw, view=View, hidden=hidden,
+    texts=texts,
+    draw=draw,
+    view=View,
+    hidden=hidden,
 )
 
 

@@ -7,6 +7,7 @@ State: ``family`` (chain / wide / deep), ``nodes`` (1 … 8), ``quality`` (0 …
 (recursive / no_update / typical, with Medusa's ε = 0.09, δ = 0.3), ``replacement`` (True: the
 children of a node are independent draws; False: drawn without replacement).
 """
+
 from __future__ import annotations
 
 from ..formatting import labelled
@@ -33,26 +34,34 @@ from .base import (
 #: The one home of the lab's default state.
 DEFAULTS = {"family": "deep", "nodes": 4, "quality": 0.0, "rule": "recursive", "replacement": True}
 
-RULE_LABELS = {"recursive": "recursive rejection (lossless)",
-               "no_update": "no residual update (lossy)",
-               "typical": f"typical acceptance, ε = {TYPICAL_EPSILON}, δ = {TYPICAL_DELTA} (lossy)"}
+RULE_LABELS = {
+    "recursive": "recursive rejection (lossless)",
+    "no_update": "no residual update (lossy)",
+    "typical": f"typical acceptance, ε = {TYPICAL_EPSILON}, δ = {TYPICAL_DELTA} (lossy)",
+}
 
 
 def texts(state) -> dict:
     """Three readouts (pure; never NaN): the law's distance from the target, the round's length
     and pass size, and what the rule does."""
-    d = tree_lab_numbers(state["family"], state["nodes"], state["quality"], state["rule"],
-                         state["replacement"])
+    d = tree_lab_numbers(
+        state["family"], state["nodes"], state["quality"], state["rule"], state["replacement"]
+    )
     exact = d["tv"] < 1e-12
-    verdict = "the target's law (TV = 0 up to rounding)" if exact else f"NOT the target's law: TV = {d['tv']:.4f}"
+    verdict = (
+        "the target's law (TV = 0 up to rounding)" if exact else f"NOT the target's law: TV = {d['tv']:.4f}"
+    )
     draws = "independent draws" if state["replacement"] else "drawn without replacement"
     return {
         "law": labelled("derived", f"first {LAB_HORIZON} tokens emitted: {verdict}"),
-        "length": labelled("derived", f"E[accepted tokens] = {d['expected_accepted']:.3f}, "
-                                      f"E[tokens per round] = {d['expected_emitted']:.3f}; one target pass "
-                                      f"scores {d['positions']} positions ({state['nodes']} nodes + 1)"),
+        "length": labelled(
+            "derived",
+            f"E[accepted tokens] = {d['expected_accepted']:.3f}, "
+            f"E[tokens per round] = {d['expected_emitted']:.3f}; one target pass "
+            f"scores {d['positions']} positions ({state['nodes']} nodes + 1)",
+        ),
         "rule": f"{FAMILY_LABELS[state['family']]}, {state['nodes']} nodes, children {draws}; "
-                f"rule: {RULE_LABELS[state['rule']]}; draft quality {state['quality']:.1f}",
+        f"rule: {RULE_LABELS[state['rule']]}; draft quality {state['quality']:.1f}",
     }
 
 
@@ -61,13 +70,18 @@ def draw(state):
 
 
 SPEC = LabSpec(
-    name="trees", defaults=DEFAULTS,
-    controls={"family": toggle("tree", [(FAMILY_LABELS[f].split(" (")[0], f) for f in TREE_FAMILIES]),
-              "nodes": int_slider("nodes", 1, LAB_MAX_NODES, width=300),
-              "quality": float_slider("draft quality", 0.0, 1.0, 0.1, fmt=".1f", width=300),
-              "rule": dropdown("rule", [(v, k) for k, v in RULE_LABELS.items()], width=340),
-              "replacement": checkbox("children independent (with replacement)", width=340)},
-    texts=texts, draw=draw, view=TreeLabView,
+    name="trees",
+    defaults=DEFAULTS,
+    controls={
+        "family": toggle("tree", [(FAMILY_LABELS[f].split(" (")[0], f) for f in TREE_FAMILIES]),
+        "nodes": int_slider("nodes", 1, LAB_MAX_NODES, width=300),
+        "quality": float_slider("draft quality", 0.0, 1.0, 0.1, fmt=".1f", width=300),
+        "rule": dropdown("rule", [(v, k) for k, v in RULE_LABELS.items()], width=340),
+        "replacement": checkbox("children independent (with replacement)", width=340),
+    },
+    texts=texts,
+    draw=draw,
+    view=TreeLabView,
     groups=(("tree", ("family", "nodes")), ("draft and rule", ("quality", "rule", "replacement"))),
 )
 

@@ -6,15 +6,30 @@
 :mod:`.runs` times generations from fresh state; :mod:`.predict` predicts tokens/s before a
 run; :mod:`.lawtest` is the powered law test; :mod:`.report` reads the benchmark's results.
 """
-from .adapters import (CachedTarget, CallLog, LayerSkipDraft, PromptLookupDraft,
-                       probs_from_logits)
+
+from .adapters import CachedTarget, CallLog, LayerSkipDraft, PromptLookupDraft, probs_from_logits
 from .drafts import ExitDraft, NgramDraft, fit_exit_map
 from .loader import LlamaConfig, load_gguf, model_path
 from .model import KVCache, Llama
-from .tokenizer import TextCodec, build_tokenizer
 from .runs import LoadedModel, load_model
+from .tokenizer import TextCodec, build_tokenizer
 
-__all__ = ["CachedTarget", "CallLog", "LayerSkipDraft", "PromptLookupDraft", "probs_from_logits",
-           "ExitDraft", "NgramDraft", "fit_exit_map",
-           "LlamaConfig", "load_gguf", "model_path", "KVCache", "Llama", "TextCodec",
-           "build_tokenizer", "LoadedModel", "load_model"]
+__all__ = [
+    "CachedTarget",
+    "CallLog",
+    "LayerSkipDraft",
+    "PromptLookupDraft",
+    "probs_from_logits",
+    "ExitDraft",
+    "NgramDraft",
+    "fit_exit_map",
+    "LlamaConfig",
+    "load_gguf",
+    "model_path",
+    "KVCache",
+    "Llama",
+    "TextCodec",
+    "build_tokenizer",
+    "LoadedModel",
+    "load_model",
+]

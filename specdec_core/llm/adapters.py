@@ -12,6 +12,7 @@
 Every call is timed (``perf_counter``) into ``.log``, so a benchmark can split a run into
 draft, verification and overhead time without touching the sampler.
 """
+
 from __future__ import annotations
 
 import time
@@ -99,7 +100,7 @@ class CachedTarget:
         self.cache.rollback(c)
         new = full[c:]
         self.model.forward(new, self.cache)
-        out = self.model.logits(self.cache.hidden[P - 1:len(full)])
+        out = self.model.logits(self.cache.hidden[P - 1 : len(full)])
         self.log.add("target", len(new), len(full) - P + 1, time.perf_counter() - t)
         return out
 
@@ -134,11 +135,11 @@ class PromptLookupDraft:
     def _lookup(self, ctx, limit):
         L = len(ctx)
         for n in range(min(self.n_max, L - 1), self.n_min - 1, -1):
-            key = ctx[L - n:]
+            key = ctx[L - n :]
             # latest earlier occurrence ending before the last position
             for s in range(L - n - 1, -1, -1):
-                if ctx[s:s + n] == key:
-                    return ctx[s + n: s + n + limit]
+                if ctx[s : s + n] == key:
+                    return ctx[s + n : s + n + limit]
         return []
 
     def match(self, prefix, limit):
@@ -192,7 +193,7 @@ class LayerSkipDraft:
         c = self.cache.common_prefix(ctx)
         self.cache.rollback(c)
         self.model.forward(ctx[c:], self.cache)
-        return self.model.logits(self.cache.hidden[len(ctx) - 1:len(ctx)])[0]
+        return self.model.logits(self.cache.hidden[len(ctx) - 1 : len(ctx)])[0]
 
     def propose(self, prefix, gamma, rng):
         t = time.perf_counter()

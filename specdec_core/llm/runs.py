@@ -1,4 +1,5 @@
 """Loading the model in one call, and timed generation runs for the notebook and benchmark."""
+
 from __future__ import annotations
 
 import sys
@@ -7,7 +8,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .adapters import CachedTarget, CallLog
 from .loader import LlamaConfig, LoadInfo, load_gguf
 from .model import Llama
 from .tokenizer import TextCodec
@@ -38,6 +38,7 @@ def text_progress(stream=None, width=30):
                 stream.write("\n")
                 state["stage"] = None
             stream.flush()
+
     return cb
 
 
@@ -47,6 +48,7 @@ def load_model(path=None, *, cache=True, progress=None) -> LoadedModel:
 
 
 # ---------------------------------------------------------------- timed runs
+
 
 @dataclass
 class RunStats:
@@ -58,6 +60,7 @@ class RunStats:
     target calls (forward pass over the new positions, head, softmax, cache rollback);
     ``draft_s`` time inside the draft; ``overhead_s`` the rest (the sampler's acceptance
     draws, corrections, bookkeeping) — a "where did the time go" breakdown of one run."""
+
     label: str
     gamma: int
     temperature: float
@@ -69,9 +72,9 @@ class RunStats:
     proposed: int
     accepted: int
     rejected: int
-    k_hist: list            # k_hist[k] = rounds that emitted k tokens
-    round_gammas: list      # γ actually used per round
-    accept_by_pos: list     # [accepted, checked] per proposal position
+    k_hist: list  # k_hist[k] = rounds that emitted k tokens
+    round_gammas: list  # γ actually used per round
+    accept_by_pos: list  # [accepted, checked] per proposal position
     prefill_s: float = 0.0
 
     @property
@@ -106,16 +109,42 @@ class RunStats:
 
     def per_round_ms(self):
         r = self.rounds
-        return {"draft": 1e3 * self.draft_s / r, "verify": 1e3 * self.target_s / r,
-                "overhead": 1e3 * self.overhead_s / r}
+        return {
+            "draft": 1e3 * self.draft_s / r,
+            "verify": 1e3 * self.target_s / r,
+            "overhead": 1e3 * self.overhead_s / r,
+        }
 
     def to_dict(self):
-        d = {k: getattr(self, k) for k in ("label", "gamma", "temperature", "wall_s", "target_s",
-                                           "draft_s", "rounds", "proposed", "accepted", "rejected",
-                                           "k_hist", "round_gammas", "accept_by_pos", "prefill_s")}
-        d.update(n_tokens=self.n_tokens, overhead_s=self.overhead_s, tokens_per_s=self.tokens_per_s,
-                 e2e_s=self.e2e_s, e2e_tokens_per_s=self.e2e_tokens_per_s,
-                 alpha=self.alpha, mean_k=self.mean_k, tokens=list(self.tokens))
+        d = {
+            k: getattr(self, k)
+            for k in (
+                "label",
+                "gamma",
+                "temperature",
+                "wall_s",
+                "target_s",
+                "draft_s",
+                "rounds",
+                "proposed",
+                "accepted",
+                "rejected",
+                "k_hist",
+                "round_gammas",
+                "accept_by_pos",
+                "prefill_s",
+            )
+        }
+        d.update(
+            n_tokens=self.n_tokens,
+            overhead_s=self.overhead_s,
+            tokens_per_s=self.tokens_per_s,
+            e2e_s=self.e2e_s,
+            e2e_tokens_per_s=self.e2e_tokens_per_s,
+            alpha=self.alpha,
+            mean_k=self.mean_k,
+            tokens=list(self.tokens),
+        )
         return d
 
 
@@ -127,9 +156,23 @@ def _stats(label, gamma, temperature, result, wall, target_s, draft_s, prefill_s
         for i in range(len(r.draws)):
             by_pos[i][1] += 1
             by_pos[i][0] += int(r.stop is None or i < r.stop)
-    return RunStats(label, gamma, temperature, tuple(result.tokens), wall, target_s, draft_s,
-                    result.rounds, result.proposed, result.accepted, result.rejected, k_hist,
-                    [r.gamma for r in result.records], by_pos, prefill_s)
+    return RunStats(
+        label,
+        gamma,
+        temperature,
+        tuple(result.tokens),
+        wall,
+        target_s,
+        draft_s,
+        result.rounds,
+        result.proposed,
+        result.accepted,
+        result.rejected,
+        k_hist,
+        [r.gamma for r in result.records],
+        by_pos,
+        prefill_s,
+    )
 
 
 class OfferOnlyMatches:
@@ -156,8 +199,14 @@ def speculative_generate_adaptive(target, draft, prefix, *, gamma, max_new_token
     ``speculative_generate`` runs it: drafts may offer fewer than γ proposals."""
     from ..sampling import speculative_generate
 
-    return speculative_generate(target, OfferOnlyMatches(draft), tuple(int(t) for t in prefix),
-                                gamma=gamma, max_new_tokens=max_new_tokens, rng=rng)
+    return speculative_generate(
+        target,
+        OfferOnlyMatches(draft),
+        tuple(int(t) for t in prefix),
+        gamma=gamma,
+        max_new_tokens=max_new_tokens,
+        rng=rng,
+    )
 
 
 class StaleStateError(RuntimeError):
@@ -177,8 +226,10 @@ def timed_run(target, draft, prompt, *, gamma=0, max_new_tokens, rng, adaptive=F
     prompt = tuple(int(t) for t in prompt)
     for name, obj in (("target", target), ("draft", draft)):
         if obj is not None and not getattr(obj, "fresh", True):
-            raise StaleStateError(f"{name} {type(obj).__name__} holds state from an earlier run: "
-                                  "build a new one (or reset it) for every timed run")
+            raise StaleStateError(
+                f"{name} {type(obj).__name__} holds state from an earlier run: "
+                "build a new one (or reset it) for every timed run"
+            )
     t0 = time.perf_counter()
     target.prefill(prompt)
     if draft is not None and hasattr(draft, "prefill"):
@@ -191,14 +242,23 @@ def timed_run(target, draft, prompt, *, gamma=0, max_new_tokens, rng, adaptive=F
     if draft is None:
         res = autoregressive_generate(target, prompt, max_new_tokens=max_new_tokens, rng=rng)
     elif adaptive:
-        res = speculative_generate_adaptive(target, draft, prompt, gamma=gamma,
-                                            max_new_tokens=max_new_tokens, rng=rng)
+        res = speculative_generate_adaptive(
+            target, draft, prompt, gamma=gamma, max_new_tokens=max_new_tokens, rng=rng
+        )
     else:
         res = speculative_generate(target, draft, prompt, gamma=gamma, max_new_tokens=max_new_tokens, rng=rng)
     wall = time.perf_counter() - t
     draft_s = draft.log.seconds() if draft is not None else 0.0
-    return _stats(label or ("plain" if draft is None else type(draft).__name__), gamma if draft is not None else 0,
-                  target.temperature, res, wall, target.log.seconds("target"), draft_s, t1 - t0)
+    return _stats(
+        label or ("plain" if draft is None else type(draft).__name__),
+        gamma if draft is not None else 0,
+        target.temperature,
+        res,
+        wall,
+        target.log.seconds("target"),
+        draft_s,
+        t1 - t0,
+    )
 
 
 def _reset(obj):
@@ -216,12 +276,30 @@ def run_speculative(target, draft, prefix, gamma, max_new_tokens, rng, *, adapti
     """Speculative decoding, timed decode-only after a prefill; target and draft are reset first."""
     _reset(target)
     _reset(draft)
-    return timed_run(target, draft, prefix, gamma=gamma, max_new_tokens=max_new_tokens, rng=rng,
-                     adaptive=adaptive, label=label)
+    return timed_run(
+        target,
+        draft,
+        prefix,
+        gamma=gamma,
+        max_new_tokens=max_new_tokens,
+        rng=rng,
+        adaptive=adaptive,
+        label=label,
+    )
 
 
-def sweep(make_target, make_draft, prompts: dict, configs, *, temperatures, reps, max_new_tokens,
-          seed=100, on_run=None):
+def sweep(
+    make_target,
+    make_draft,
+    prompts: dict,
+    configs,
+    *,
+    temperatures,
+    reps,
+    max_new_tokens,
+    seed=100,
+    on_run=None,
+):
     """The benchmark's timed sweep, interleaved: for each repetition, workload and temperature,
     one plain run, then one run of every speculative configuration ``(draft_name, gamma,
     adaptive)``, each from a target and draft built new by ``make_target(temperature)`` and
@@ -236,8 +314,16 @@ def sweep(make_target, make_draft, prompts: dict, configs, *, temperatures, reps
                 for name, g, adaptive in [("plain", 0, False)] + list(configs):
                     tgt = make_target(temp)
                     draft = None if name == "plain" else make_draft(name, temp)
-                    s = timed_run(tgt, draft, prompt, gamma=g, max_new_tokens=n,
-                                  rng=np.random.default_rng(seed + rep), adaptive=adaptive, label=name)
+                    s = timed_run(
+                        tgt,
+                        draft,
+                        prompt,
+                        gamma=g,
+                        max_new_tokens=n,
+                        rng=np.random.default_rng(seed + rep),
+                        adaptive=adaptive,
+                        label=name,
+                    )
                     d = s.to_dict()
                     d.update(workload=wname, draft=name, rep=rep, adaptive=adaptive)
                     out.append(d)

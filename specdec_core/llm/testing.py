@@ -2,19 +2,33 @@
 SmolLM2 file (Q8_0 token embedding, Q4_1 matrices, F32 norms, no output.weight), plus a
 plain reference forward pass in the Hugging Face convention (unpermuted Q/K, rotate-half
 RoPE, float64, no cache) to test the numpy model against."""
+
 from __future__ import annotations
 
 import numpy as np
 
-CFG = dict(n_layers=2, dim=64, ffn_dim=96, n_heads=4, n_kv_heads=2, head_dim=16,
-           rope_base=10000.0, rms_eps=1e-5, context_length=256)
+CFG = dict(
+    n_layers=2,
+    dim=64,
+    ffn_dim=96,
+    n_heads=4,
+    n_kv_heads=2,
+    head_dim=16,
+    rope_base=10000.0,
+    rms_eps=1e-5,
+    context_length=256,
+)
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 MERGES = ["Ġ t", "h e", "Ġt he", "Ġ a", "i n", "Ġ s", "e r", "o n", "a n", "Ġ c"]
 
 
 def byte_chars():
     """GPT-2's byte → printable-character table (the ByteLevel alphabet)."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    bs = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
     cs = bs[:]
     n = 0
     for b in range(256):
@@ -54,13 +68,22 @@ def write_tiny_gguf(path, seed=0, logit_scale=0.5):
         return (rng.standard_normal((rows, cols)) * scale).astype(np.float32)
 
     w = gguf.GGUFWriter(str(path), "llama")
-    w.add_block_count(c["n_layers"]); w.add_context_length(c["context_length"])
-    w.add_embedding_length(D); w.add_feed_forward_length(F)
-    w.add_head_count(H); w.add_head_count_kv(KVH)
-    w.add_rope_freq_base(c["rope_base"]); w.add_layer_norm_rms_eps(c["rms_eps"])
-    w.add_rope_dimension_count(hd); w.add_vocab_size(V)
-    w.add_tokenizer_model("gpt2"); w.add_token_list(toks); w.add_token_merges(MERGES)
-    w.add_token_types(types); w.add_bos_token_id(1); w.add_eos_token_id(2)
+    w.add_block_count(c["n_layers"])
+    w.add_context_length(c["context_length"])
+    w.add_embedding_length(D)
+    w.add_feed_forward_length(F)
+    w.add_head_count(H)
+    w.add_head_count_kv(KVH)
+    w.add_rope_freq_base(c["rope_base"])
+    w.add_layer_norm_rms_eps(c["rms_eps"])
+    w.add_rope_dimension_count(hd)
+    w.add_vocab_size(V)
+    w.add_tokenizer_model("gpt2")
+    w.add_token_list(toks)
+    w.add_token_merges(MERGES)
+    w.add_token_types(types)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
     hf = {}
 
     def put(name, arr, qtype, hf_arr=None):
@@ -74,11 +97,17 @@ def write_tiny_gguf(path, seed=0, logit_scale=0.5):
         return deq
 
     hf["embed"] = put("token_embd.weight", mat(V, D, 1.0), Q.Q8_0)
-    hf["norm"] = put("output_norm.weight", (logit_scale * (1 + 0.1 * rng.standard_normal(D))).astype(np.float32), Q.F32)
+    hf["norm"] = put(
+        "output_norm.weight", (logit_scale * (1 + 0.1 * rng.standard_normal(D))).astype(np.float32), Q.F32
+    )
     for l in range(c["n_layers"]):
         b = f"blk.{l}."
-        hf[f"{l}.attn_norm"] = put(b + "attn_norm.weight", (1 + 0.1 * rng.standard_normal(D)).astype(np.float32), Q.F32)
-        hf[f"{l}.ffn_norm"] = put(b + "ffn_norm.weight", (1 + 0.1 * rng.standard_normal(D)).astype(np.float32), Q.F32)
+        hf[f"{l}.attn_norm"] = put(
+            b + "attn_norm.weight", (1 + 0.1 * rng.standard_normal(D)).astype(np.float32), Q.F32
+        )
+        hf[f"{l}.ffn_norm"] = put(
+            b + "ffn_norm.weight", (1 + 0.1 * rng.standard_normal(D)).astype(np.float32), Q.F32
+        )
         q_hf, k_hf = mat(H * hd, D, 0.3), mat(KVH * hd, D, 0.3)
         # GGUF stores the permuted rows; quantization works within rows, so the dequantized
         # permuted matrix is the permutation of the dequantized HF matrix.
@@ -113,7 +142,7 @@ def reference_logits(hf, tokens):
     cos, sin = np.cos(emb)[:, None, :], np.sin(emb)[:, None, :]
 
     def rot_half(v):
-        return np.concatenate([-v[..., hd // 2:], v[..., : hd // 2]], axis=-1)
+        return np.concatenate([-v[..., hd // 2 :], v[..., : hd // 2]], axis=-1)
 
     def norm(v, wt):
         return v / np.sqrt((v * v).mean(-1, keepdims=True) + eps) * wt
@@ -146,6 +175,7 @@ def sequence_law(model, prefix, prune=1e-5):
 
     def p_after(seq):
         return probs_from_logits(model.logits_for(list(seq))[-1:], 1.0)[0]
+
     law = {}
     other = 0.0
     p1 = p_after(prefix)

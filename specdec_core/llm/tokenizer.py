@@ -2,6 +2,7 @@
 and merges: byte-level BPE, digits split one by one (SmolLM2's pre-tokenizer), no added prefix
 space. Control tokens (``<|im_start|>``, ``<|im_end|>``, …) are registered as special tokens.
 """
+
 from __future__ import annotations
 
 CONTROL = 3  # gguf TokenType.CONTROL
@@ -14,10 +15,12 @@ def build_tokenizer(tok_data: dict):
     vocab = {t: i for i, t in enumerate(tokens)}
     merges = [tuple(m.split(" ", 1)) for m in tok_data["merges"]]
     tk = Tokenizer(models.BPE(vocab=vocab, merges=merges, fuse_unk=False, byte_fallback=False))
-    tk.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Digits(individual_digits=True),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
-    ])
+    tk.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        ]
+    )
     tk.decoder = decoders.ByteLevel()
     types = tok_data.get("token_types") or []
     special = [tokens[i] for i, t in enumerate(types) if t == CONTROL]
@@ -43,8 +46,12 @@ class TextCodec:
     def token_text(self, i: int) -> str:
         return self.decode([i])
 
-    def chat(self, user: str, system: str = "You are a helpful AI assistant named SmolLM, trained by Hugging Face") -> list:
+    def chat(
+        self, user: str, system: str = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+    ) -> list:
         """Token ids of a one-turn ChatML prompt ending where the assistant's answer starts."""
-        text = (f"<|im_start|>system\n{system}<|im_end|>\n"
-                f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n")
+        text = (
+            f"<|im_start|>system\n{system}<|im_end|>\n"
+            f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
+        )
         return self.encode(text)

@@ -1,4 +1,5 @@
 """The three workloads of notebook 09 and its benchmark: prompts as ChatML token ids."""
+
 from __future__ import annotations
 
 PARAGRAPH = (
@@ -11,7 +12,7 @@ PARAGRAPH = (
     "soft cloth, and walked down to the village without looking back."
 )
 
-CODE = '''def average(values):
+CODE = """def average(values):
     total = 0
     count = 0
     for v in values:
@@ -26,16 +27,22 @@ def report(values):
     total = sum(values)
     print("total:", total)
     print("average:", average(values))
-'''
+"""
 
 WORKLOADS = {
-    "copy": ("Copy-heavy: repeat a given paragraph",
-             "Repeat the following paragraph exactly, word for word:\n\n" + PARAGRAPH),
-    "code": ("Code edit: rename a variable in a given function",
-             "Rewrite this Python code, renaming the variable `total` to `running_sum` everywhere. "
-             "Output only the code.\n\n```python\n" + CODE + "```"),
-    "story": ("Open story: no source to copy from",
-              "Write a short story about a lighthouse keeper who finds a message in a bottle."),
+    "copy": (
+        "Copy-heavy: repeat a given paragraph",
+        "Repeat the following paragraph exactly, word for word:\n\n" + PARAGRAPH,
+    ),
+    "code": (
+        "Code edit: rename a variable in a given function",
+        "Rewrite this Python code, renaming the variable `total` to `running_sum` everywhere. "
+        "Output only the code.\n\n```python\n" + CODE + "```",
+    ),
+    "story": (
+        "Open story: no source to copy from",
+        "Write a short story about a lighthouse keeper who finds a message in a bottle.",
+    ),
 }
 
 
@@ -50,12 +57,12 @@ def workload_prompt(codec, name: str) -> list:
 #: above are held out.
 CALIBRATION = {
     "cal-copy": "Repeat the following sentences exactly:\n\nThe old mill by the river turned for a hundred "
-                "years. Every spring the water rose, the wheel ran faster, and the miller sang while he "
-                "worked. When the river changed its course, the wheel stopped, and children came to play "
-                "in the quiet yard.",
+    "years. Every spring the water rose, the wheel ran faster, and the miller sang while he "
+    "worked. When the river changed its course, the wheel stopped, and children came to play "
+    "in the quiet yard.",
     "cal-code": "Rewrite this Python function so that it uses a for loop instead of a while loop. Output "
-                "only the code.\n\n```python\ndef count_up(n):\n    i = 0\n    out = []\n    while i < n:\n"
-                "        out.append(i)\n        i = i + 1\n    return out\n```",
+    "only the code.\n\n```python\ndef count_up(n):\n    i = 0\n    out = []\n    while i < n:\n"
+    "        out.append(i)\n        i = i + 1\n    return out\n```",
     "cal-explain": "Explain in a few sentences why the sky looks blue during the day.",
     "cal-list": "Give me a short list of tips for keeping a vegetable garden healthy.",
     "cal-letter": "Write a short, friendly letter inviting a neighbour to a summer picnic.",

@@ -3,6 +3,7 @@
 ``draw_*`` functions draw onto a given axes (the widget reuses one figure); ``*_figure``
 functions build a pyplot figure for the static copy shown in the notebook.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,12 +35,19 @@ def draw_acceptance(ax, p, q, symbols=None, *, fixed_ylim: bool = False):
     x = np.arange(n)
     w = 0.27
     zeros = np.zeros(n)
-    bars_p = ax.bar(x - w, zeros, w, label="p (target)", color=COLORS["target"],
-                    hatch=HATCHES["target"])
-    bars_q = ax.bar(x, zeros, w, label="q (draft)", color=COLORS["draft"], hatch=HATCHES["draft"],
-                    edgecolor="white")
-    bars_m = ax.bar(x + w, zeros, w, label="min(p, q) accepted", color=COLORS["accepted"],
-                    hatch=HATCHES["accepted"], edgecolor="white")
+    bars_p = ax.bar(x - w, zeros, w, label="p (target)", color=COLORS["target"], hatch=HATCHES["target"])
+    bars_q = ax.bar(
+        x, zeros, w, label="q (draft)", color=COLORS["draft"], hatch=HATCHES["draft"], edgecolor="white"
+    )
+    bars_m = ax.bar(
+        x + w,
+        zeros,
+        w,
+        label="min(p, q) accepted",
+        color=COLORS["accepted"],
+        hatch=HATCHES["accepted"],
+        edgecolor="white",
+    )
     notes = [ax.text(xi, 0, "", ha="center", va="bottom", fontsize=8) for xi in x]
     ax.set_xticks(x, labels)
     ax.set_ylabel("probability")
@@ -72,8 +80,7 @@ def draw_acceptance(ax, p, q, symbols=None, *, fixed_ylim: bool = False):
 def draw_message(ax, text):
     """An empty axes carrying a readable message (used instead of a figure of NaNs)."""
     ax.set_axis_off()
-    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=10, wrap=True,
-            transform=ax.transAxes)
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=10, wrap=True, transform=ax.transAxes)
     return ax
 
 
@@ -85,16 +92,24 @@ def acceptance_figure(p, q, symbols=None):
     return fig
 
 
-def comparison_figure(exact, empirical, *, title, exact_label, empirical_label, symbols=None,
-                      kind="measured"):
+def comparison_figure(
+    exact, empirical, *, title, exact_label, empirical_label, symbols=None, kind="measured"
+):
     """Two bars per symbol: an exact law and a simulated frequency (tagged ``kind``)."""
     ex = np.asarray(exact, dtype=np.float64)
     em = np.asarray(empirical, dtype=np.float64)
     labels = symbol_labels(len(ex), symbols)
     fig, ax = new_axes(width=5.6, height=2.8)
     x = np.arange(len(ex))
-    ax.bar(x - 0.2, ex, 0.4, label=exact_label, color=COLORS["accepted"], hatch=HATCHES["accepted"],
-           edgecolor="white")
+    ax.bar(
+        x - 0.2,
+        ex,
+        0.4,
+        label=exact_label,
+        color=COLORS["accepted"],
+        hatch=HATCHES["accepted"],
+        edgecolor="white",
+    )
     ax.bar(x + 0.2, em, 0.4, label=empirical_label, color=COLORS["discarded"])
     ax.set_xticks(x, labels)
     ax.set_ylabel("probability")
@@ -112,10 +127,25 @@ def draw_thinning(ax, p, q, symbols=None):
     pf, qf = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
     labels = symbol_labels(len(pf), symbols)
     x = np.arange(len(pf))
-    ax.bar(x, acc, 0.5, color=COLORS["accepted"], hatch=HATCHES["accepted"], edgecolor="white",
-           label="proposed and kept: min(p, q)")
-    ax.bar(x, qf - acc, 0.5, bottom=acc, color=COLORS["rejected"], hatch=HATCHES["rejected"],
-           edgecolor="white", label="proposed and rejected: max(q − p, 0)")
+    ax.bar(
+        x,
+        acc,
+        0.5,
+        color=COLORS["accepted"],
+        hatch=HATCHES["accepted"],
+        edgecolor="white",
+        label="proposed and kept: min(p, q)",
+    )
+    ax.bar(
+        x,
+        qf - acc,
+        0.5,
+        bottom=acc,
+        color=COLORS["rejected"],
+        hatch=HATCHES["rejected"],
+        edgecolor="white",
+        label="proposed and rejected: max(q − p, 0)",
+    )
     ax.hlines(pf, x - 0.38, x + 0.38, colors=COLORS["ink"], lw=2.0, label="target level p(x)")
     ax.set_xticks(x, labels)
     ax.set_ylabel("probability")
@@ -153,8 +183,8 @@ class AcceptancePlot:
         self.n = len(np.asarray(p, dtype=np.float64))
         self._update = draw_acceptance(self.ax, p, q, symbols, fixed_ylim=True)
         tag_kind(self.ax, "derived")
-        dynamic = list(self.ax.patches) + list(self.ax.texts[:self.n]) + [self.ax.title]
-        self.frames = BlitPNG(self.fig, dynamic) if blit else None   # False: the static copy
+        dynamic = list(self.ax.patches) + list(self.ax.texts[: self.n]) + [self.ax.title]
+        self.frames = BlitPNG(self.fig, dynamic) if blit else None  # False: the static copy
 
     def update(self, p, q) -> bool:
         if len(np.asarray(p, dtype=np.float64)) != self.n:

@@ -3,6 +3,7 @@
 Builders draw into a given Axes and return the artists a widget updates in place; the
 ``*_figure`` functions make the static fallback figures at given values.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,8 +30,7 @@ class CountBars:
     def __init__(self, ax, max_gamma: int = 16):
         self.ax, self.max_gamma = ax, max_gamma
         ks = np.arange(1, max_gamma + 2)
-        self.bars = ax.bar(ks, np.zeros(len(ks)), color=COLORS["accepted"], edgecolor="black",
-                           linewidth=0.6)
+        self.bars = ax.bar(ks, np.zeros(len(ks)), color=COLORS["accepted"], edgecolor="black", linewidth=0.6)
         self.mean_line = ax.axvline(1, color=COLORS["ink"], linestyle="--", linewidth=1.2)
         self.mean_text = ax.text(1, 1.02, "", ha="left", va="bottom", fontsize=9)  # y set in update
         ax.set_xlabel("K = tokens emitted by one round")
@@ -38,9 +38,15 @@ class CountBars:
         ax.set_ylim(0, 1.42)  # room above the bars for the E[K] label and the legend
         ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
         from matplotlib.patches import Patch
-        ax.legend(handles=[Patch(color=COLORS["residual"], label="ends with a correction"),
-                           Patch(color=COLORS["bonus"], label="all accepted + bonus")],
-                  fontsize=8, loc="upper left")
+
+        ax.legend(
+            handles=[
+                Patch(color=COLORS["residual"], label="ends with a correction"),
+                Patch(color=COLORS["bonus"], label="all accepted + bonus"),
+            ],
+            fontsize=8,
+            loc="upper left",
+        )
         tag_kind(ax, "derived")
 
     def update(self, alpha, gamma):
@@ -66,7 +72,9 @@ class CountBars:
     def x_span(self, gamma) -> int:
         """How many K values the x axis shows: γ + 1 rounded up to 3, 5, 9 or max γ + 1, so the
         axis (its static, costly part) changes only at those steps."""
-        return next(s for s in (3, 5, 9, self.max_gamma + 1) if s >= int(gamma) + 1 or s == self.max_gamma + 1)
+        return next(
+            s for s in (3, 5, 9, self.max_gamma + 1) if s >= int(gamma) + 1 or s == self.max_gamma + 1
+        )
 
 
 def plot_expected_count_vs_gamma(ax, alphas=DEFAULT_ALPHAS, max_gamma: int = 12):
@@ -103,13 +111,23 @@ def measured_vs_iid_figure(k_counts, iid_pmf, *, title=""):
     pmf = np.asarray(iid_pmf, dtype=float)
     ks = np.arange(1, len(freq) + 1)
     fig, ax = new_axes(1, width=6.4, height=3.2)
-    ax.bar(ks - 0.2, freq, width=0.4, color=COLORS["target"], label="simulated rounds, toy language (measured)")
-    ax.bar(ks + 0.2, pmf, width=0.4, color=COLORS["draft"], hatch="//", edgecolor="black",
-           linewidth=0.5, label="iid prediction at the measured average α (derived)")
+    ax.bar(
+        ks - 0.2, freq, width=0.4, color=COLORS["target"], label="simulated rounds, toy language (measured)"
+    )
+    ax.bar(
+        ks + 0.2,
+        pmf,
+        width=0.4,
+        color=COLORS["draft"],
+        hatch="//",
+        edgecolor="black",
+        linewidth=0.5,
+        label="iid prediction at the measured average α (derived)",
+    )
     ax.set_xticks(ks)
     ax.set_xlabel("K = tokens emitted by one round")
     ax.set_ylabel("share of rounds")
-    ax.set_ylim(0, max(float(freq.max()), float(pmf.max())) * 1.35)   # room for the legend
+    ax.set_ylim(0, max(float(freq.max()), float(pmf.max())) * 1.35)  # room for the legend
     ax.legend(fontsize=8, loc="upper left")
     if title:
         ax.set_title(title, fontsize=10)
@@ -136,13 +154,22 @@ class CountsPlot:
         plot_expected_count_vs_gamma(ax2, DEFAULT_ALPHAS, max_gamma)
         self.base_top = ax2.get_ylim()[1]
         (self.curve,) = ax2.plot([], [], color=COLORS["ink"], linewidth=1.5, label="chosen α")
-        (self.star,) = ax2.plot([], [], marker="*", markersize=14, color=COLORS["highlight"],
-                                markeredgecolor="black")
-        dynamic = list(self.bars.bars) + [self.bars.mean_line, self.bars.mean_text, ax1.title,
-                                          self.curve, self.star]
+        (self.star,) = ax2.plot(
+            [], [], marker="*", markersize=14, color=COLORS["highlight"], markeredgecolor="black"
+        )
+        dynamic = list(self.bars.bars) + [
+            self.bars.mean_line,
+            self.bars.mean_text,
+            ax1.title,
+            self.curve,
+            self.star,
+        ]
         # blit=False: a plain figure (the static copy), every artist drawn by a full draw
-        self.frames = BlitPNG(self.fig, dynamic, regions={ax1: (0.0, 0.0, 0.5, 1.0),
-                                                          ax2: (0.5, 0.0, 1.0, 1.0)}) if blit else None
+        self.frames = (
+            BlitPNG(self.fig, dynamic, regions={ax1: (0.0, 0.0, 0.5, 1.0), ax2: (0.5, 0.0, 1.0, 1.0)})
+            if blit
+            else None
+        )
         self._gamma, self._top = None, None
 
     def update(self, alpha, gamma) -> None:
@@ -156,7 +183,7 @@ class CountsPlot:
         self.ax2.set_ylim(0.8, top)
         span = self.bars.x_span(g)
         if self.frames is not None and span != self._gamma:
-            self.frames.invalidate(self.ax1, span)   # the x range and ticks follow γ in steps
+            self.frames.invalidate(self.ax1, span)  # the x range and ticks follow γ in steps
         if self.frames is not None and top != self._top:
             self.frames.invalidate(self.ax2, top)
         self._gamma, self._top = span, top

@@ -7,6 +7,7 @@
 
 Matplotlib only (no ipywidgets): the lab widget in :mod:`specdec_core.labs.base` shows the bytes.
 """
+
 from __future__ import annotations
 
 import struct
@@ -42,7 +43,9 @@ def pixel_size(fig, dpi: int | None = None) -> tuple[int, int]:
 
 
 def _png_chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    return (
+        struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    )
 
 
 def _encode_png(canvas) -> bytes:
@@ -51,12 +54,14 @@ def _encode_png(canvas) -> bytes:
     rgba = np.asarray(canvas.buffer_rgba())
     h, w = rgba.shape[:2]
     rows = np.empty((h, 1 + 3 * w), dtype=np.uint8)
-    rows[:, 0] = 0                                   # filter type 0 (none) on every row
+    rows[:, 0] = 0  # filter type 0 (none) on every row
     rows[:, 1:] = rgba[:, :, :3].reshape(h, 3 * w)
-    return (b"\x89PNG\r\n\x1a\n"
-            + _png_chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-            + _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), 1))
-            + _png_chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+        + _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), 1))
+        + _png_chunk(b"IEND", b"")
+    )
 
 
 def _own_canvas(fig, dpi):
@@ -146,11 +151,17 @@ class BlitPNG:
             old = self.extents.get(ax, new)
             box = Bbox.union([old, new]).padded(2)
             self.extents[ax] = new
-        patch = Rectangle((box.x0, box.y0), box.width, box.height, transform=None,
-                          facecolor=self.fig.get_facecolor(), edgecolor="none")
+        patch = Rectangle(
+            (box.x0, box.y0),
+            box.width,
+            box.height,
+            transform=None,
+            facecolor=self.fig.get_facecolor(),
+            edgecolor="none",
+        )
         patch.set_figure(self.fig)
-        patch.draw(renderer)      # wipe the old ticks and labels
-        ax.draw(renderer)         # animated (dynamic) artists are skipped here
+        patch.draw(renderer)  # wipe the old ticks and labels
+        ax.draw(renderer)  # animated (dynamic) artists are skipped here
         if ax in self.regions and key is not None:
             if len(self.cache) >= self.max_cached:
                 self.cache.pop(next(iter(self.cache)))

@@ -1,4 +1,5 @@
 """Figures for notebook 06: the peak working set of speculative decoding against a budget."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,8 +38,9 @@ class BreakdownView:
         self.ax = ax
         self.bars = {}
         for part, (label, color, hatch) in PART_STYLE.items():
-            self.bars[part] = ax.barh([0], [0.0], left=0.0, color=color, hatch=hatch,
-                                      edgecolor="white", label=label, height=0.6)[0]
+            self.bars[part] = ax.barh(
+                [0], [0.0], left=0.0, color=color, hatch=hatch, edgecolor="white", label=label, height=0.6
+            )[0]
         self.budget = ax.axvline(0.0, color=COLORS["ink"], lw=2, ls="--", label="memory budget")
         ax.set_ylim(-0.6, 0.9)
         ax.set_yticks([])
@@ -80,19 +82,27 @@ def breakdown_figure(ws: WorkingSet, title: str = ""):
     return fig
 
 
-def concurrency_figure(target, draft, *, dtype, context, gammas, budget_bytes,
-                       max_sequences=64, include_weights=True):
+def concurrency_figure(
+    target, draft, *, dtype, context, gammas, budget_bytes, max_sequences=64, include_weights=True
+):
     """Working set (GiB) against concurrent sequences, one line per γ, and the budget line."""
     fig, ax = new_axes(width=6.4, height=3.4)
     s = np.arange(1, max_sequences + 1)
     for i, g in enumerate(gammas):
-        one = working_set(target, draft, dtype=dtype, context=context, sequences=1, gamma=g,
-                          include_weights=include_weights)
+        one = working_set(
+            target, draft, dtype=dtype, context=context, sequences=1, gamma=g, include_weights=include_weights
+        )
         fixed = one.target_weights + one.draft_weights
         y = (fixed + s * one.kv_total) / GIB
         _ = ax.plot(s, y, lw=1.8, ls=["-", "--", "-.", ":"][i % 4], label=f"γ = {g}")
-    ax.axhline(budget_bytes / GIB, color=COLORS["ink"], lw=2, ls="--", alpha=0.7,
-               label=f"budget {budget_bytes / GIB:.0f} GiB")
+    ax.axhline(
+        budget_bytes / GIB,
+        color=COLORS["ink"],
+        lw=2,
+        ls="--",
+        alpha=0.7,
+        label=f"budget {budget_bytes / GIB:.0f} GiB",
+    )
     ax.set_xlabel("concurrent sequences")
     ax.set_ylabel("peak working set (GiB)")
     ax.set_title(f"{_name(target)} + draft {_name(draft)}, {dtype}, context {context:,}", fontsize=9)
@@ -108,9 +118,14 @@ def kv_lab_frame():
     fig = lab_figure(740, 190)
     view = BreakdownView(fig.add_axes((0.02, 0.5, 0.96, 0.36)), legend=False)
     # the legend belongs to the figure, not the axes, so a redraw of the axes skips it
-    fig.legend([*view.bars.values(), view.budget],
-               [PART_STYLE[p][0] for p in view.bars] + ["memory budget"],
-               loc="lower center", ncol=4, fontsize=7, frameon=False)
+    fig.legend(
+        [*view.bars.values(), view.budget],
+        [PART_STYLE[p][0] for p in view.bars] + ["memory budget"],
+        loc="lower center",
+        ncol=4,
+        fontsize=7,
+        frameon=False,
+    )
     return fig, view
 
 

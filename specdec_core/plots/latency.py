@@ -1,5 +1,6 @@
 """Figures for notebook 05's latency section: tokens received over time, and the distribution
 of gaps between tokens (numbers from :mod:`specdec_core.latency`)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,16 +19,24 @@ def latency_figure(spec_times, plain_times, *, horizon_ms=None, kind="assumed"):
     ax1 = fig.add_axes((0.08, 0.17, 0.4, 0.72))
     ax2 = fig.add_axes((0.58, 0.17, 0.4, 0.72))
     h = horizon_ms if horizon_ms is not None else float(min(spec[-1], plain[-1]))
-    for t, label, color, ls in ((spec, "speculative", COLORS["target"], "-"),
-                                (plain, "plain decoding", COLORS["draft"], "--")):
+    for t, label, color, ls in (
+        (spec, "speculative", COLORS["target"], "-"),
+        (plain, "plain decoding", COLORS["draft"], "--"),
+    ):
         n = np.arange(1, t.size + 1)
         keep = t <= h
-        ax1.step(np.r_[0, t[keep]], np.r_[0, n[keep]], where="post", color=color, ls=ls, lw=1.8,
-                 label=label)
+        ax1.step(np.r_[0, t[keep]], np.r_[0, n[keep]], where="post", color=color, ls=ls, lw=1.8, label=label)
         g = np.diff(t)
         xs = np.sort(g)
-        ax2.step(np.r_[0, xs], np.r_[0, np.arange(1, xs.size + 1) / xs.size], where="post",
-                 color=color, ls=ls, lw=1.8, label=label)
+        ax2.step(
+            np.r_[0, xs],
+            np.r_[0, np.arange(1, xs.size + 1) / xs.size],
+            where="post",
+            color=color,
+            ls=ls,
+            lw=1.8,
+            label=label,
+        )
         ax2.axvline(g.mean(), color=color, ls=":", lw=1.4)
     ax1.set_xlim(0, h)
     ax1.set_xlabel("time since the request (ms)")

@@ -1,5 +1,6 @@
 """Figures of the real-model measurement (notebook 09), drawn from the results file that
 ``benchmarks/bench_llm.py`` writes (:mod:`specdec_core.llm.report` reads it)."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -8,8 +9,11 @@ import numpy as np
 from ..llm import report
 from .style import COLORS, tag_kind
 
-DRAFT_STYLE = {"lookup": (COLORS["accepted"], "o"), "ngram": (COLORS["target"], "s"),
-               "exit": (COLORS["draft"], "^")}
+DRAFT_STYLE = {
+    "lookup": (COLORS["accepted"], "o"),
+    "ngram": (COLORS["target"], "s"),
+    "exit": (COLORS["draft"], "^"),
+}
 WORKLOAD_COLOR = {"copy": COLORS["accepted"], "code": COLORS["target"], "story": COLORS["draft"]}
 
 
@@ -28,9 +32,15 @@ def speedup_figure(res, key="speedup_decode"):
                     continue
                 g = np.array([r["gamma"] for r in sel])
                 med = np.array([r[key]["median"] for r in sel])
-                err = np.array([[m - r[key]["min"] for m, r in zip(med, sel)], [r[key]["max"] - m for m, r in zip(med, sel)]])
-                ax.errorbar(g, med, yerr=err, color=col, marker=mk, ms=4, lw=1.2, capsize=2,
-                            label=report.DRAFTS[d])
+                err = np.array(
+                    [
+                        [m - r[key]["min"] for m, r in zip(med, sel)],
+                        [r[key]["max"] - m for m, r in zip(med, sel)],
+                    ]
+                )
+                ax.errorbar(
+                    g, med, yerr=err, color=col, marker=mk, ms=4, lw=1.2, capsize=2, label=report.DRAFTS[d]
+                )
             ax.set_ylim(0, top * 1.08)
             ax.set_title(f"{w}, {'greedy' if t == 0 else 'temperature 1'}", fontsize=9)
             if j == 0:
@@ -50,20 +60,37 @@ def cost_figure(res):
     accepted draft would reach."""
     fig, axes = plt.subplots(1, 2, figsize=(7.8, 3.2), layout="constrained")
     mic = res["micro"]
-    for t, col, lab in (("T0", COLORS["draft"], "target call, greedy"), ("T1", COLORS["target"], "target call, T = 1")):
+    for t, col, lab in (
+        ("T0", COLORS["draft"], "target call, greedy"),
+        ("T1", COLORS["target"], "target call, T = 1"),
+    ):
         c = mic["verify_ms"][t]
         Ts = sorted(c)
         med = [c[T]["median"] for T in Ts]
-        axes[0].errorbar(Ts, med, yerr=[[m - c[T]["min"] for m, T in zip(med, Ts)], [c[T]["max"] - m for m, T in zip(med, Ts)]],
-                         color=col, marker="o", ms=3, lw=1.2, capsize=2, label=lab)
+        axes[0].errorbar(
+            Ts,
+            med,
+            yerr=[[m - c[T]["min"] for m, T in zip(med, Ts)], [c[T]["max"] - m for m, T in zip(med, Ts)]],
+            color=col,
+            marker="o",
+            ms=3,
+            lw=1.2,
+            capsize=2,
+            label=lab,
+        )
         axes[1].plot(Ts, [T / (m / med[0]) for T, m in zip(Ts, med)], "o-", ms=3, color=col, label=lab)
     for d, (col, mk) in DRAFT_STYLE.items():
         c = mic["draft_ms"][d]
         gs = [g for g in sorted(c) if g > 0]
-        axes[0].plot(gs, [c[g]["median"] for g in gs], mk + ":", color=col, ms=4, label=f"draft: {report.DRAFTS[d]}")
+        axes[0].plot(
+            gs, [c[g]["median"] for g in gs], mk + ":", color=col, ms=4, label=f"draft: {report.DRAFTS[d]}"
+        )
     axes[1].plot([1, 16], [1, 16], "--", color=COLORS["discarded"], lw=1, label="free batching")
-    axes[0].set(xlabel="T positions (target) or γ proposals (draft)", ylabel="ms per call (median)",
-                title="Cost of one call")
+    axes[0].set(
+        xlabel="T positions (target) or γ proposals (draft)",
+        ylabel="ms per call (median)",
+        title="Cost of one call",
+    )
     axes[1].set(xlabel="T = γ + 1", ylabel="T ÷ (cost(T)/cost(1))", title="Ceiling: free draft, all accepted")
     for ax in axes:
         ax.legend(fontsize=6.5)
@@ -79,17 +106,32 @@ def exit_figure(res):
     for t, ls, lab in (("T1", "-", "T = 1: Σ min(p, q)"), ("T0", ":", "greedy: argmax agrees")):
         for kind, col in (("trained", COLORS["target"]), ("untrained", COLORS["discarded"])):
             ks = sorted(a[t][kind])
-            axes[0].plot(ks, [a[t][kind][k] for k in ks], ls, marker="o", ms=3, color=col, label=f"{kind}, {lab}")
-    axes[0].set(xlabel="k: target layers the draft runs (of 30)", ylabel="α per proposal", ylim=(0, 1),
-                title="Acceptance (held-out calibration text)")
+            axes[0].plot(
+                ks, [a[t][kind][k] for k in ks], ls, marker="o", ms=3, color=col, label=f"{kind}, {lab}"
+            )
+    axes[0].set(
+        xlabel="k: target layers the draft runs (of 30)",
+        ylabel="α per proposal",
+        ylim=(0, 1),
+        title="Acceptance (held-out calibration text)",
+    )
     axes[0].legend(fontsize=6.5)
     step = res["calibration"]["exit_step_ms"]
     ks = sorted(step)
     one = res["micro"]["verify_ms"]["T1"][1]["median"]
-    axes[1].plot(ks, [step[k] / one for k in ks], "o-", color=COLORS["draft"], ms=3, label="draft step ÷ target step")
-    axes[1].plot(ks, [k / 30 for k in ks], "--", color=COLORS["discarded"], lw=1, label="k / 30 (layers alone)")
+    axes[1].plot(
+        ks, [step[k] / one for k in ks], "o-", color=COLORS["draft"], ms=3, label="draft step ÷ target step"
+    )
+    axes[1].plot(
+        ks, [k / 30 for k in ks], "--", color=COLORS["discarded"], lw=1, label="k / 30 (layers alone)"
+    )
     top = max(max(step[k] / one for k in ks), 1.0) * 1.1
-    axes[1].set(xlabel="k", ylabel="cost relative to one target step", ylim=(0, top), title="Cost of one draft step (median)")
+    axes[1].set(
+        xlabel="k",
+        ylabel="cost relative to one target step",
+        ylim=(0, top),
+        title="Cost of one draft step (median)",
+    )
     axes[1].legend(fontsize=6.5)
     for ax in axes:
         tag_kind(ax, "measured", "upper right" if ax is axes[1] else "center right")
@@ -106,19 +148,35 @@ def prediction_figure(res):
             continue
         m = r["decode_tokens_per_s"]
         mk = "o" if r["temperature"] == 0 else "^"
-        ax.errorbar([m["median"]], [r["predicted_tokens_per_s"]], xerr=[[m["median"] - m["min"]], [m["max"] - m["median"]]],
-                    fmt=mk, ms=4, color=WORKLOAD_COLOR[r["workload"]], elinewidth=0.8, mfc="none" if r["temperature"] else None)
+        ax.errorbar(
+            [m["median"]],
+            [r["predicted_tokens_per_s"]],
+            xerr=[[m["median"] - m["min"]], [m["max"] - m["median"]]],
+            fmt=mk,
+            ms=4,
+            color=WORKLOAD_COLOR[r["workload"]],
+            elinewidth=0.8,
+            mfc="none" if r["temperature"] else None,
+        )
         hi = max(hi, m["max"], r["predicted_tokens_per_s"])
     ax.plot([0, hi * 1.05], [0, hi * 1.05], "--", color=COLORS["ink"], lw=1)
     for w, col in WORKLOAD_COLOR.items():
         ax.plot([], [], "o", color=col, label=w)
     ax.plot([], [], "o", color=COLORS["discarded"], label="greedy")
     ax.plot([], [], "^", color=COLORS["discarded"], mfc="none", label="T = 1")
-    ax.set(xlabel="measured tokens/s (decode-only, median, range)", ylabel="predicted tokens/s",
-           title="Prediction vs measurement")
+    ax.set(
+        xlabel="measured tokens/s (decode-only, median, range)",
+        ylabel="predicted tokens/s",
+        title="Prediction vs measurement",
+    )
     ax.legend(fontsize=6.5)
     errs = [100 * e for _, e in report.prediction_errors(res)]
-    axes[1].hist(errs, bins=np.arange(np.floor(min(errs) / 5) * 5, max(errs) + 5, 5), color=COLORS["target"], edgecolor="white")
+    axes[1].hist(
+        errs,
+        bins=np.arange(np.floor(min(errs) / 5) * 5, max(errs) + 5, 5),
+        color=COLORS["target"],
+        edgecolor="white",
+    )
     axes[1].axvline(0, color=COLORS["ink"], lw=0.8)
     axes[1].set(xlabel="prediction error (%)", ylabel="configurations", title="Error distribution")
     for a in axes:

@@ -4,6 +4,7 @@ Two rounds with γ = 4 are shown. Left: the third proposal is rejected, replaced
 correction drawn from the residual, and the fourth is discarded. Right: all four are accepted
 and the target's extra position gives a bonus token. A schematic: it carries no numbers.
 """
+
 from __future__ import annotations
 
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
@@ -14,15 +15,26 @@ _BOX_W, _BOX_H, _GAP = 0.9, 0.62, 0.18
 
 
 def _box(ax, x, y, text, face, *, ink="black", dashed=False, alpha=1.0):
-    ax.add_patch(FancyBboxPatch((x, y), _BOX_W, _BOX_H, boxstyle="round,pad=0.02,rounding_size=0.08",
-                                fc=face, ec="black", lw=1.0, ls="--" if dashed else "-",
-                                alpha=alpha))
+    ax.add_patch(
+        FancyBboxPatch(
+            (x, y),
+            _BOX_W,
+            _BOX_H,
+            boxstyle="round,pad=0.02,rounding_size=0.08",
+            fc=face,
+            ec="black",
+            lw=1.0,
+            ls="--" if dashed else "-",
+            alpha=alpha,
+        )
+    )
     ax.text(x + _BOX_W / 2, y + _BOX_H / 2, text, ha="center", va="center", fontsize=9, color=ink)
 
 
 def _arrow(ax, x0, y0, x1, y1):
-    ax.add_patch(FancyArrowPatch((x0, y0), (x1, y1), arrowstyle="-|>", mutation_scale=10,
-                                 lw=1.0, color="black"))
+    ax.add_patch(
+        FancyArrowPatch((x0, y0), (x1, y1), arrowstyle="-|>", mutation_scale=10, lw=1.0, color="black")
+    )
 
 
 def _round(ax, x0, verdicts, title):
@@ -43,10 +55,15 @@ def _round(ax, x0, verdicts, title):
         _arrow(ax, x + _BOX_W / 2, rows["draft"] - 0.02, x + _BOX_W / 2, rows["target"] + _BOX_H + 0.04)
     extra_x = x0 + (gamma + 1) * step
     all_ok = all(v == "ok" for v in verdicts)
-    _box(ax, extra_x, rows["target"], "extra\nposition" if all_ok else "unused", COLORS["bonus"] if all_ok
-         else "#eeeeee", dashed=not all_ok)
-    ax.text(x0 + step, rows["target"] - 0.22, "target: one pass scores γ + 1 positions", fontsize=8,
-            va="top")
+    _box(
+        ax,
+        extra_x,
+        rows["target"],
+        "extra\nposition" if all_ok else "unused",
+        COLORS["bonus"] if all_ok else "#eeeeee",
+        dashed=not all_ok,
+    )
+    ax.text(x0 + step, rows["target"] - 0.22, "target: one pass scores γ + 1 positions", fontsize=8, va="top")
     # output row
     for i, v in enumerate(verdicts):
         x = x0 + (i + 1) * step
@@ -54,13 +71,18 @@ def _round(ax, x0, verdicts, title):
             _box(ax, x, rows["output"], f"x{i + 1}", COLORS["accepted"], ink="white")
         elif v == "no":
             _box(ax, x, rows["output"], "c ~ r", COLORS["residual"], ink="white")
-            ax.text(x + _BOX_W / 2, rows["output"] - 0.08, "correction\nfrom residual",
-                    fontsize=7, ha="center", va="top")
+            ax.text(
+                x + _BOX_W / 2,
+                rows["output"] - 0.08,
+                "correction\nfrom residual",
+                fontsize=7,
+                ha="center",
+                va="top",
+            )
             break
     if all_ok:
         _box(ax, extra_x, rows["output"], "b ~ p", COLORS["bonus"])
-        ax.text(extra_x + _BOX_W / 2, rows["output"] - 0.08, "bonus", fontsize=7, ha="center",
-                va="top")
+        ax.text(extra_x + _BOX_W / 2, rows["output"] - 0.08, "bonus", fontsize=7, ha="center", va="top")
     return extra_x + _BOX_W
 
 
@@ -74,6 +96,14 @@ def overview_figure():
     ax.set_xlim(-1.5, 2 * right + 1.0)
     ax.set_ylim(-0.1, 4.5)
     ax.set_axis_off()
-    ax.text(2 * right + 1.0, -0.1, "schematic: no numbers", fontsize=7, style="italic",
-            ha="right", va="bottom", color=COLORS["discarded"])
+    ax.text(
+        2 * right + 1.0,
+        -0.1,
+        "schematic: no numbers",
+        fontsize=7,
+        style="italic",
+        ha="right",
+        va="bottom",
+        color=COLORS["discarded"],
+    )
     return fig

@@ -1,6 +1,7 @@
 """Figures for notebook 02: how accepted mass plus the correction rebuilds p, and the
 "wrong corrections" lab (each rule's output law against p).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,10 +39,25 @@ def draw_decomposition(ax, p, q, symbols=None, title=None):
     labels = symbol_labels(len(pf), symbols)
     x = np.arange(len(pf))
     ax.bar(x - 0.2, pf, 0.4, color=COLORS["target"], label="p (target)")
-    ax.bar(x + 0.2, acc, 0.4, color=COLORS["accepted"], hatch=HATCHES["accepted"],
-           edgecolor="white", label="accepted min(p, q)")
-    ax.bar(x + 0.2, out - acc, 0.4, bottom=acc, color=COLORS["residual"],
-           hatch=HATCHES["residual"], edgecolor="white", label="(1 − α)·residual")
+    ax.bar(
+        x + 0.2,
+        acc,
+        0.4,
+        color=COLORS["accepted"],
+        hatch=HATCHES["accepted"],
+        edgecolor="white",
+        label="accepted min(p, q)",
+    )
+    ax.bar(
+        x + 0.2,
+        out - acc,
+        0.4,
+        bottom=acc,
+        color=COLORS["residual"],
+        hatch=HATCHES["residual"],
+        edgecolor="white",
+        label="(1 − α)·residual",
+    )
     ax.set_xticks(x, labels)
     ax.set_ylim(0, max(float(pf.max()), float(out.max())) * 1.35)
     if title:
@@ -60,8 +76,9 @@ def decomposition_figure(cases, symbols=None):
         draw_decomposition(ax, p, q, symbols, title)
         tag_kind(ax, "derived")
     axes[0].set_ylabel("probability")
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3,
-               fontsize=8, frameon=False)
+    fig.legend(
+        *axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=8, frameon=False
+    )
     return fig
 
 
@@ -84,9 +101,15 @@ def draw_rule_output(ax, p, q, rule, symbols=None, *, legend=True):
     labels = symbol_labels(n, symbols)
     x = np.arange(n)
     bars_p = ax.bar(x - 0.2, pf, 0.4, color=COLORS["target"], label="p (target)")
-    bars_o = ax.bar(x + 0.2, out, 0.4, color=COLORS["accepted"] if good else COLORS["rejected"],
-                    hatch=HATCHES["accepted"] if good else HATCHES["rejected"], edgecolor="white",
-                    label="output law = p" if good else "output law ≠ p")
+    bars_o = ax.bar(
+        x + 0.2,
+        out,
+        0.4,
+        color=COLORS["accepted"] if good else COLORS["rejected"],
+        hatch=HATCHES["accepted"] if good else HATCHES["rejected"],
+        edgecolor="white",
+        label="output law = p" if good else "output law ≠ p",
+    )
     ax.set_xticks(x, labels)
     ax.set_ylim(0, 1.0)
     title = ax.set_title("", fontsize=8)
@@ -121,8 +144,14 @@ def rules_figure(p, q, symbols=None, rules=CORRECTION_RULES):
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             seen.setdefault(lab, h)
-    fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncols=len(seen),
-               fontsize=8, frameon=False)
+    fig.legend(
+        list(seen.values()),
+        list(seen),
+        loc="outside lower center",
+        ncols=len(seen),
+        fontsize=8,
+        frameon=False,
+    )
     return fig
 
 
@@ -142,8 +171,9 @@ class RulePlot:
         self._update = draw_rule_output(self.ax, p, q, rule, symbols)
         self.ax.set_ylabel("probability")
         tag_kind(self.ax, "derived", where="upper left")
-        self.frames = (BlitPNG(self.fig, list(self.ax.patches) + [self.ax.title]) if blit
-                       else None)   # False: the static copy, every artist drawn by a full draw
+        self.frames = (
+            BlitPNG(self.fig, list(self.ax.patches) + [self.ax.title]) if blit else None
+        )  # False: the static copy, every artist drawn by a full draw
 
     def update(self, p, q, rule) -> bool:
         return self._update(p, q, rule)

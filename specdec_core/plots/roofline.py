@@ -1,5 +1,6 @@
 """Figures for notebook 06's roofline and serving sections (matplotlib only; numbers from
 :mod:`specdec_core.roofline` and :mod:`specdec_core.latency`)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,8 +15,10 @@ GAMMA_COLORS = (COLORS["ink"], COLORS["target"], COLORS["draft"], COLORS["reject
 
 def _curve(model, hardware, *, dtype, sequences, context, max_positions):
     Ts = np.arange(1, max_positions + 1)
-    pts = [pass_time(model, hardware, dtype=dtype, positions=int(T), sequences=sequences,
-                     context=context) for T in Ts]
+    pts = [
+        pass_time(model, hardware, dtype=dtype, positions=int(T), sequences=sequences, context=context)
+        for T in Ts
+    ]
     ms = lambda attr: np.array([float(getattr(p, attr)) * 1e3 for p in pts])
     return Ts, ms("memory_s"), ms("compute_s"), ms("total_s")
 
@@ -23,10 +26,12 @@ def _curve(model, hardware, *, dtype, sequences, context, max_positions):
 def draw_pass_time(ax, model, hardware, *, dtype, sequences, context, gamma, max_positions=32):
     """Pass time (ms) against positions T: the memory limit, the compute limit, their maximum,
     the memory-bound region shaded, the verification pass (T = γ + 1) marked."""
-    Ts, mem, comp, tot = _curve(model, hardware, dtype=dtype, sequences=sequences,
-                                context=context, max_positions=max_positions)
-    free = memory_bound_positions(model, hardware, dtype=dtype, sequences=sequences,
-                                  context=context, max_positions=max_positions)
+    Ts, mem, comp, tot = _curve(
+        model, hardware, dtype=dtype, sequences=sequences, context=context, max_positions=max_positions
+    )
+    free = memory_bound_positions(
+        model, hardware, dtype=dtype, sequences=sequences, context=context, max_positions=max_positions
+    )
     if free:
         ax.axvspan(0.5, free + 0.5, color=COLORS["accepted"], alpha=0.12, lw=0)
     if free < max_positions:
@@ -36,27 +41,64 @@ def draw_pass_time(ax, model, hardware, *, dtype, sequences, context, gamma, max
     ax.plot(Ts, tot, color=COLORS["ink"], lw=2, label="pass time (max)")
     T = gamma + 1
     if T <= max_positions:
-        ax.plot([T], [tot[T - 1]], "o", ms=8, mfc="none", mec=COLORS["rejected"], mew=2,
-                label=f"verify γ + 1 = {T}")
+        ax.plot(
+            [T],
+            [tot[T - 1]],
+            "o",
+            ms=8,
+            mfc="none",
+            mec=COLORS["rejected"],
+            mew=2,
+            label=f"verify γ + 1 = {T}",
+        )
     ax.set_xlim(0.5, max_positions + 0.5)
     ax.set_ylim(0, max(tot.max(), mem.max()) * 1.15)
     ax.set_xlabel("positions scored in one pass, T")
     ax.set_ylabel("time of one pass (ms)")
-    ax.text(0.02, 0.97, "memory-bound" if free else "", transform=ax.transAxes, va="top",
-            fontsize=8, color=COLORS["accepted"])
+    ax.text(
+        0.02,
+        0.97,
+        "memory-bound" if free else "",
+        transform=ax.transAxes,
+        va="top",
+        fontsize=8,
+        color=COLORS["accepted"],
+    )
     if free < max_positions:
-        ax.text(0.98, 0.03, "compute-bound", transform=ax.transAxes, ha="right", va="bottom",
-                fontsize=8, color=COLORS["rejected"])
+        ax.text(
+            0.98,
+            0.03,
+            "compute-bound",
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            fontsize=8,
+            color=COLORS["rejected"],
+        )
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, 0.9), frameon=False)
     return free
 
 
-def draw_speedup_vs_gamma(ax, target, draft, hardware, *, dtype, sequences, context, alpha,
-                          gamma, max_gamma=12):
+def draw_speedup_vs_gamma(
+    ax, target, draft, hardware, *, dtype, sequences, context, alpha, gamma, max_gamma=12
+):
     """Speed-up over plain decoding against γ for one α, priced by the roofline."""
     gs = np.arange(0, max_gamma + 1)
-    sp = [float(serving_point(target, draft, hardware, dtype=dtype, alpha=alpha, gamma=int(g),
-                              sequences=sequences, context=context).speedup) for g in gs]
+    sp = [
+        float(
+            serving_point(
+                target,
+                draft,
+                hardware,
+                dtype=dtype,
+                alpha=alpha,
+                gamma=int(g),
+                sequences=sequences,
+                context=context,
+            ).speedup
+        )
+        for g in gs
+    ]
     ax.axhline(1, color=COLORS["discarded"], lw=1)
     ax.plot(gs, sp, color=COLORS["target"], marker="o", ms=3, lw=1.6)
     if 0 <= gamma <= max_gamma:
@@ -73,12 +115,13 @@ def roofline_lab_figure(state):
     limits and the regions, and the speed-up against γ (the same drawing as the live lab)."""
     view = RooflineView()
     fig = view.update(state)
-    for artist in view.blit.dynamic:     # a plain full draw must include the moving parts
+    for artist in view.blit.dynamic:  # a plain full draw must include the moving parts
         artist.set_animated(False)
     return fig
 
 
 # ---------------------------------------------------------------- this machine
+
 
 def matmul_figure(results, threads=(1, 2)):
     """Measured float32 matmul rate (GFLOP/s) against rows M, for the two weight shapes, with
@@ -89,15 +132,28 @@ def matmul_figure(results, threads=(1, 2)):
         for i, (shape, curve) in enumerate(results["matmul"][f"threads{t}"].items()):
             Ms = np.array([int(m) for m in curve["gflops"]])
             g = np.array(list(curve["gflops"].values()), dtype=float)
-            ax.plot(Ms, g, LINESTYLES[i], marker="os"[j], ms=3, lw=1.4,
-                    color=(COLORS["target"], COLORS["draft"])[j],
-                    label=f"{shape}, {t} thread{'s' if t > 1 else ''}")
+            ax.plot(
+                Ms,
+                g,
+                LINESTYLES[i],
+                marker="os"[j],
+                ms=3,
+                lw=1.4,
+                color=(COLORS["target"], COLORS["draft"])[j],
+                label=f"{shape}, {t} thread{'s' if t > 1 else ''}",
+            )
     Ms = np.arange(1, 65)
     bw = float(results["bandwidth"]["threads2"]["copy_GBps"])
     k, n = 576, 49152
     intensity = 2 * Ms * k * n / (4 * (k * n + Ms * k + Ms * n))
-    ax.plot(Ms, intensity * bw, color=COLORS["discarded"], lw=1.2, ls="-",
-            label="576x49152: bytes limit at copy bandwidth")
+    ax.plot(
+        Ms,
+        intensity * bw,
+        color=COLORS["discarded"],
+        lw=1.2,
+        ls="-",
+        label="576x49152: bytes limit at copy bandwidth",
+    )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("rows M in x (M × 576) @ W (float32)")
@@ -113,9 +169,11 @@ def capstone_figure(measured_ms, predicted_ms, matmul_ms=None, *, title=""):
     divided by its own T = 1 value: cost in decode steps."""
     fig = lab_figure(740, 280)
     ax = fig.add_axes((0.08, 0.16, 0.58, 0.74))
-    for label, d, style, color in (("capstone, measured", measured_ms, "-o", COLORS["ink"]),
-                                   ("roofline for this machine", predicted_ms, "--", COLORS["target"]),
-                                   ("576×49152 product alone (bench_hardware)", matmul_ms, "-.s", COLORS["draft"])):
+    for label, d, style, color in (
+        ("capstone, measured", measured_ms, "-o", COLORS["ink"]),
+        ("roofline for this machine", predicted_ms, "--", COLORS["target"]),
+        ("576×49152 product alone (bench_hardware)", matmul_ms, "-.s", COLORS["draft"]),
+    ):
         if not d:
             continue
         Ts = sorted(d)
@@ -131,12 +189,16 @@ def capstone_figure(measured_ms, predicted_ms, matmul_ms=None, *, title=""):
 
 # ---------------------------------------------------------------- batch vs speculate
 
-def serving_figure(target, draft, hardware, *, dtype, context, alphas, gammas=(0, 2, 4, 8),
-                   batches=None, max_sequences=None):
+
+def serving_figure(
+    target, draft, hardware, *, dtype, context, alphas, gammas=(0, 2, 4, 8), batches=None, max_sequences=None
+):
     """Throughput across the batch (left) and time per token of one sequence (right) against
     the batch size S, one line per γ, one panel row per α. ``max_sequences`` (dict γ → S)
     draws where the memory budget ends."""
-    batches = np.unique(np.round(np.geomspace(1, 256, 25)).astype(int)) if batches is None else np.asarray(batches)
+    batches = (
+        np.unique(np.round(np.geomspace(1, 256, 25)).astype(int)) if batches is None else np.asarray(batches)
+    )
     rows = len(alphas)
     fig = lab_figure(740, 40 + 230 * rows)
     h = (1 - 40 / (40 + 230 * rows)) / rows
@@ -145,12 +207,20 @@ def serving_figure(target, draft, hardware, *, dtype, context, alphas, gammas=(0
         ax1 = fig.add_axes((0.09, y0, 0.38, 0.7 * h))
         ax2 = fig.add_axes((0.6, y0, 0.38, 0.7 * h))
         for i, g in enumerate(gammas):
-            pts = [serving_point(target, draft, hardware, dtype=dtype, alpha=a, gamma=g,
-                                 sequences=int(S), context=context) for S in batches]
+            pts = [
+                serving_point(
+                    target, draft, hardware, dtype=dtype, alpha=a, gamma=g, sequences=int(S), context=context
+                )
+                for S in batches
+            ]
             thr = np.array([float(p.throughput) for p in pts])
             lat = np.array([float(p.latency_per_token_s) * 1e3 for p in pts])
-            kw = dict(color=GAMMA_COLORS[i % 4], ls=LINESTYLES[i % 4], lw=1.7,
-                      label=("plain (γ = 0)" if g == 0 else f"γ = {g}"))
+            kw = dict(
+                color=GAMMA_COLORS[i % 4],
+                ls=LINESTYLES[i % 4],
+                lw=1.7,
+                label=("plain (γ = 0)" if g == 0 else f"γ = {g}"),
+            )
             if max_sequences is not None and g in max_sequences:
                 fits = batches <= max_sequences[g]
                 ax1.plot(batches[fits], thr[fits], **kw)
@@ -219,29 +289,49 @@ class RooflineView:
         (self.mem,) = ax1.plot(T, z, color=COLORS["target"], ls="--", lw=1.4, label="bytes ÷ bandwidth")
         (self.comp,) = ax1.plot(T, z, color=COLORS["draft"], ls=":", lw=2, label="FLOPs ÷ peak")
         (self.tot,) = ax1.plot(T, z, color=COLORS["ink"], lw=2, label="pass time = max")
-        (self.mark,) = ax1.plot([1], [0], "o", ms=8, mfc="none", mec=COLORS["rejected"], mew=2,
-                                label="verification, T = γ + 1")
+        (self.mark,) = ax1.plot(
+            [1], [0], "o", ms=8, mfc="none", mec=COLORS["rejected"], mew=2, label="verification, T = γ + 1"
+        )
         ax1.set_xlim(0.5, self.MAX_T + 0.5)
         ax1.set_ylim(0, self.Y_STEPS)
         ax1.set_xlabel("positions scored in one pass, T")
         ax1.set_ylabel("time in decode steps (T = 1 → 1)")
         ax1.legend(fontsize=7, loc="upper left", frameon=True, framealpha=0.85)
-        ax1.text(0.98, 0.03, "green: memory-bound · red: compute-bound", transform=ax1.transAxes,
-                 ha="right", va="bottom", fontsize=7)
+        ax1.text(
+            0.98,
+            0.03,
+            "green: memory-bound · red: compute-bound",
+            transform=ax1.transAxes,
+            ha="right",
+            va="bottom",
+            fontsize=7,
+        )
         self.tags = {k: tag_kind(ax1, k, "upper right").texts[-1] for k in ("assumed", "measured")}
         g = np.arange(0, self.MAX_GAMMA + 1)
         ax2.axhline(1, color=COLORS["discarded"], lw=1)
-        (self.sp,) = ax2.plot(g, np.ones_like(g, dtype=float), color=COLORS["target"], marker="o",
-                              ms=3, lw=1.6)
+        (self.sp,) = ax2.plot(
+            g, np.ones_like(g, dtype=float), color=COLORS["target"], marker="o", ms=3, lw=1.6
+        )
         (self.sp_mark,) = ax2.plot([0], [1], "o", ms=9, mfc="none", mec=COLORS["rejected"], mew=2)
         ax2.set_xlim(-0.5, self.MAX_GAMMA + 0.5)
         ax2.set_ylim(0, self.Y_SPEEDUP)
         ax2.set_xlabel("γ")
         ax2.set_ylabel("speed-up over plain decoding")
         ax2.set_title("notebook 05's ratio, priced here", fontsize=8)
-        self.blit = BlitPNG(self.fig, [self.free_span, self.busy_span, self.mem, self.comp,
-                                       self.tot, self.mark, self.sp, self.sp_mark,
-                                       *self.tags.values()])
+        self.blit = BlitPNG(
+            self.fig,
+            [
+                self.free_span,
+                self.busy_span,
+                self.mem,
+                self.comp,
+                self.tot,
+                self.mark,
+                self.sp,
+                self.sp_mark,
+                *self.tags.values(),
+            ],
+        )
 
     def update(self, state):
         hw = float_hardware(state["hardware"])
@@ -265,8 +355,16 @@ class RooflineView:
         for k, t in self.tags.items():
             t.set_visible(k == hw.kind)
         gs = np.arange(0, self.MAX_GAMMA + 1)
-        sp = np.array([float(serving_point(state["target"], state["draft"], hw, alpha=state["alpha"],
-                                           gamma=int(g), **kw).speedup) for g in gs])
+        sp = np.array(
+            [
+                float(
+                    serving_point(
+                        state["target"], state["draft"], hw, alpha=state["alpha"], gamma=int(g), **kw
+                    ).speedup
+                )
+                for g in gs
+            ]
+        )
         self.sp.set_ydata(np.minimum(sp, self.Y_SPEEDUP * 0.99))
         g = state["gamma"]
         self.sp_mark.set_visible(g <= self.MAX_GAMMA)

@@ -3,27 +3,29 @@
 Every figure states how its numbers were obtained — *derived* (exact math), *assumed* (a
 declared budget) or *measured* (timed on this machine) — with :func:`tag_kind`.
 """
+
 from __future__ import annotations
 
-import matplotlib
-
-
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 COLORS = {
-    "target": "#0072B2",     # p — blue
-    "draft": "#E69F00",      # q — orange
-    "accepted": "#009E73",   # min(p, q), accepted proposals — bluish green
-    "rejected": "#D55E00",   # rejected proposal, wrong rules — vermillion
-    "residual": "#CC79A7",   # residual / correction — reddish purple
-    "bonus": "#56B4E9",      # bonus token — sky blue
+    "target": "#0072B2",  # p — blue
+    "draft": "#E69F00",  # q — orange
+    "accepted": "#009E73",  # min(p, q), accepted proposals — bluish green
+    "rejected": "#D55E00",  # rejected proposal, wrong rules — vermillion
+    "residual": "#CC79A7",  # residual / correction — reddish purple
+    "bonus": "#56B4E9",  # bonus token — sky blue
     "discarded": "#999999",  # discarded branch — grey
     "highlight": "#F0E442",  # yellow
     "ink": "#000000",
 }
 
-KIND_COLORS = {"derived": "#009E73", "assumed": "#E69F00", "derived-from-assumed": "#D55E00",
-               "measured": "#0072B2"}
+KIND_COLORS = {
+    "derived": "#009E73",
+    "assumed": "#E69F00",
+    "derived-from-assumed": "#D55E00",
+    "measured": "#0072B2",
+}
 
 #: Hatches to tell series apart without colour.
 HATCHES = {"target": "", "draft": "//", "accepted": "..", "residual": "\\\\", "rejected": "xx"}
@@ -45,6 +47,16 @@ def tag_kind(ax, kind: str, where: str = "upper right"):
         raise ValueError(f"kind must be one of {tuple(KIND_COLORS)}, got {kind!r}")
     x, ha = (0.99, "right") if "right" in where else (0.01, "left")
     y, va = (0.98, "top") if "upper" in where else (0.02, "bottom")
-    ax.text(x, y, kind_text(kind), transform=ax.transAxes, ha=ha, va=va, fontsize=8, style="italic",
-            color="white", bbox=dict(boxstyle="round,pad=0.2", fc=KIND_COLORS[kind], ec="none"))
+    ax.text(
+        x,
+        y,
+        kind_text(kind),
+        transform=ax.transAxes,
+        ha=ha,
+        va=va,
+        fontsize=8,
+        style="italic",
+        color="white",
+        bbox=dict(boxstyle="round,pad=0.2", fc=KIND_COLORS[kind], ec="none"),
+    )
     return ax

@@ -4,6 +4,7 @@ the (α, γ) map of where speculation pays, and the cost-ratio improvement facto
 Every figure here plots values computed from assumed budgets or an assumed cost ratio c, so
 each is tagged "derived from assumed inputs" (the label rule of specdec_core.formatting).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,8 +18,9 @@ MAP_ALPHAS = np.linspace(0.0, 1.0, 101)
 LOG2_RANGE = 2.0
 
 
-def plot_rate_vs_verify(ax, alpha, gamma, *, draft_ms, overhead_ms, baseline_ms, max_verify_ms=20.0,
-                        marks=()):
+def plot_rate_vs_verify(
+    ax, alpha, gamma, *, draft_ms, overhead_ms, baseline_ms, max_verify_ms=20.0, marks=()
+):
     """Speculative rate as a function of T_verify, the baseline as a flat line, and the
     break-even crossing. ``marks``: verification times to dot on the curve."""
     from ..counts import expected_output_count
@@ -69,12 +71,19 @@ class SpeedupMap:
     def __init__(self, ax, max_gamma: int = 16, colorbar=True):
         self.ax, self.gammas = ax, np.arange(max_gamma + 1)
         data = np.zeros((len(self.gammas), MAP_ALPHAS.size))
-        self.image = ax.imshow(data, origin="lower", aspect="auto", cmap="RdBu",
-                               norm=Normalize(-LOG2_RANGE, LOG2_RANGE),
-                               extent=(-0.005, 1.005, -0.5, max_gamma + 0.5), interpolation="nearest")
+        self.image = ax.imshow(
+            data,
+            origin="lower",
+            aspect="auto",
+            cmap="RdBu",
+            norm=Normalize(-LOG2_RANGE, LOG2_RANGE),
+            extent=(-0.005, 1.005, -0.5, max_gamma + 0.5),
+            interpolation="nearest",
+        )
         (self.boundary,) = ax.plot([], [], color="black", linewidth=1.4)
-        (self.marker,) = ax.plot([0.6], [2], marker="*", markersize=14, color=COLORS["highlight"],
-                                 markeredgecolor="black")
+        (self.marker,) = ax.plot(
+            [0.6], [2], marker="*", markersize=14, color=COLORS["highlight"], markeredgecolor="black"
+        )
         ax.set_xlabel("α (acceptance per proposal, iid)")
         ax.set_ylabel("γ")
         if colorbar:
@@ -84,7 +93,7 @@ class SpeedupMap:
 
     def update(self, alpha, gamma, **budget):
         ratio = speedup_map(MAP_ALPHAS, self.gammas, **budget)
-        log2 = np.log2(np.clip(ratio, 2.0 ** -LOG2_RANGE, 2.0 ** LOG2_RANGE))
+        log2 = np.log2(np.clip(ratio, 2.0**-LOG2_RANGE, 2.0**LOG2_RANGE))
         self.image.set_data(log2)
         self.boundary.set_data(*pays_boundary(ratio, self.gammas))
         self.marker.set_data([float(alpha)], [min(int(gamma), int(self.gammas[-1]))])
@@ -101,8 +110,13 @@ class RateBars:
 
     def __init__(self, ax):
         self.ax = ax
-        self.bars = ax.bar(["speculative", "baseline"], [0, 0],
-                           color=[COLORS["target"], COLORS["discarded"]], edgecolor="black", linewidth=0.6)
+        self.bars = ax.bar(
+            ["speculative", "baseline"],
+            [0, 0],
+            color=[COLORS["target"], COLORS["discarded"]],
+            edgecolor="black",
+            linewidth=0.6,
+        )
         self.texts = [ax.text(i, 0, "", ha="center", va="bottom", fontsize=9) for i in range(2)]
         ax.set_ylabel("tokens per second")
         ax.set_yticks([])
@@ -156,10 +170,15 @@ class TimingPlot:
         ax1 = self.fig.add_axes((0.055, 0.15, 0.25, 0.72))
         ax2 = self.fig.add_axes((0.39, 0.15, 0.47, 0.72))
         self.bars, self.smap = RateBars(ax1), SpeedupMap(ax2, max_gamma)
-        self.smap.ax.set_title("blue: speculation pays · red: it loses (black line: break-even)",
-                               fontsize=9)
-        dynamic = [self.smap.image, *self.smap.ax.texts, self.smap.boundary, self.smap.marker,
-                   *self.bars.bars, *self.bars.texts]   # the map's kind tag stays on top of it
+        self.smap.ax.set_title("blue: speculation pays · red: it loses (black line: break-even)", fontsize=9)
+        dynamic = [
+            self.smap.image,
+            *self.smap.ax.texts,
+            self.smap.boundary,
+            self.smap.marker,
+            *self.bars.bars,
+            *self.bars.texts,
+        ]  # the map's kind tag stays on top of it
         self.frames = BlitPNG(self.fig, dynamic) if blit else None
 
     def update(self, alpha, gamma, **budget) -> None:

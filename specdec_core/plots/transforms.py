@@ -1,4 +1,5 @@
 """Figures for notebook 07: the law a setup really emits against the law that was intended."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,8 +27,9 @@ class ComparisonView:
         w = 0.38
         zeros = np.zeros(len(symbols))
         self.intended = ax.bar(x - w / 2, zeros, w, color=COLORS["target"], label="intended")
-        self.emitted = ax.bar(x + w / 2, zeros, w, color=COLORS["residual"], hatch="\\\\",
-                              edgecolor="white", label="emitted")
+        self.emitted = ax.bar(
+            x + w / 2, zeros, w, color=COLORS["residual"], hatch="\\\\", edgecolor="white", label="emitted"
+        )
         ax.set_xticks(x, symbols)
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("probability")

@@ -1,5 +1,6 @@
 """Figures of notebook 08: several candidates, lossy rules, tree budgets, the tree attention mask,
 and the trees lab's frame. Every figure is tagged derived / measured (see :func:`tag_kind`)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,8 +10,11 @@ from ..trees import FAMILY_LABELS, LAB_MAX_NODES, tree_attention_mask, tree_lab_
 from .frames import lab_figure
 from .style import COLORS, HATCHES, new_axes, tag_kind
 
-_FAMILY_STYLE = {"chain": (COLORS["target"], "o", "-"), "wide": (COLORS["draft"], "s", "--"),
-                 "deep": (COLORS["accepted"], "^", "-.")}
+_FAMILY_STYLE = {
+    "chain": (COLORS["target"], "o", "-"),
+    "wide": (COLORS["draft"], "s", "--"),
+    "deep": (COLORS["accepted"], "^", "-."),
+}
 
 
 def multi_k_figure(series, *, title="P(one of k candidates is accepted)"):
@@ -37,8 +41,15 @@ def law_bars(ax, names, target, laws: dict):
     hatches = [HATCHES["rejected"], HATCHES["residual"], HATCHES["draft"], ""]
     ax.bar(x - 0.4 + width / 2, [float(v) for v in target], width, color=COLORS["target"], label="target p")
     for j, (label, law) in enumerate(laws.items()):
-        ax.bar(x - 0.4 + width * (j + 1.5), [float(v) for v in law], width, color=colours[j % 4],
-               hatch=hatches[j % 4], edgecolor="white", label=label)
+        ax.bar(
+            x - 0.4 + width * (j + 1.5),
+            [float(v) for v in law],
+            width,
+            color=colours[j % 4],
+            hatch=hatches[j % 4],
+            edgecolor="white",
+            label=label,
+        )
     ax.set_xticks(x)
     ax.set_xticklabels(names)
     ax.set_ylabel("probability")
@@ -61,7 +72,10 @@ def tree_budget_figure(nodes, curves: dict, cost_ms: dict | None = None, cost_la
     is given): emitted tokens per second of target time, E[emitted] / t(nodes + 1) with t the
     middle value (derived from measured inputs)."""
     if cost_ms:
-        cost_ms = {n: (float(v[len(v) // 2]) if isinstance(v, (tuple, list)) else float(v)) for n, v in cost_ms.items()}
+        cost_ms = {
+            n: (float(v[len(v) // 2]) if isinstance(v, (tuple, list)) else float(v))
+            for n, v in cost_ms.items()
+        }
     fig, axes = new_axes(2 if cost_ms else 1, width=7.6 if cost_ms else 5.0, height=3.2)
     ax = axes[0] if cost_ms else axes
     for fam, vals in curves.items():
@@ -77,8 +91,14 @@ def tree_budget_figure(nodes, curves: dict, cost_ms: dict | None = None, cost_la
         for fam, vals in curves.items():
             c, m, ls = _FAMILY_STYLE[fam]
             ok = [(n, v) for n, v in zip(nodes, vals) if (n + 1) in cost_ms]
-            ax2.plot([n for n, _ in ok], [(1 + float(v)) / cost_ms[n + 1] * 1000 for n, v in ok],
-                     color=c, marker=m, ls=ls, label=FAMILY_LABELS[fam])
+            ax2.plot(
+                [n for n, _ in ok],
+                [(1 + float(v)) / cost_ms[n + 1] * 1000 for n, v in ok],
+                color=c,
+                marker=m,
+                ls=ls,
+                label=FAMILY_LABELS[fam],
+            )
         if 1 in cost_ms:
             ax2.axhline(1000 / cost_ms[1], color=COLORS["discarded"], ls=":", label="plain decoding")
         ax2.set_xlabel("nodes in the tree (draft tokens)")
@@ -86,8 +106,9 @@ def tree_budget_figure(nodes, curves: dict, cost_ms: dict | None = None, cost_la
         ax2.set_title(cost_label or "Per second, with the measured pass cost", fontsize=9)
         ax2.legend(fontsize=7, loc="lower right")
         tag_kind(ax2, "measured", "upper left")
-        ax2.text(0.01, 0.86, "derived from measured inputs", transform=ax2.transAxes, fontsize=7,
-                 style="italic")
+        ax2.text(
+            0.01, 0.86, "derived from measured inputs", transform=ax2.transAxes, fontsize=7, style="italic"
+        )
     return fig
 
 
@@ -106,8 +127,15 @@ def mask_figure(tree, prefix_len: int = 0, labels=None, title: str = "Tree atten
     ax.set_ylabel("node being scored")
     for i in range(n):
         for j in range(cols):
-            ax.text(j, i, "✓" if m[i, j] else "·", ha="center", va="center", fontsize=8,
-                    color="white" if m[i, j] else COLORS["discarded"])
+            ax.text(
+                j,
+                i,
+                "✓" if m[i, j] else "·",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if m[i, j] else COLORS["discarded"],
+            )
     ax.set_title(title, fontsize=10)
     tag_kind(ax, "derived", "lower left")
     return fig
@@ -136,10 +164,15 @@ class TreeLabPlot:
         self.fig = fig = lab_figure(*LAB_SIZE)
         ax = self.ax = fig.add_axes([0.07, 0.2, 0.55, 0.66])
         x = np.arange(len(_PAIRS))
-        ax.bar(x - 0.2, [min(float(d["target_law"].get(k, 0.0)), _LAW_YMAX) for k in _PAIRS], 0.4,
-               color=COLORS["target"])
-        self.law_bars = PolyCollection([], facecolors=COLORS["rejected"], edgecolors="white",
-                                       hatch=HATCHES["rejected"], linewidths=0.5)
+        ax.bar(
+            x - 0.2,
+            [min(float(d["target_law"].get(k, 0.0)), _LAW_YMAX) for k in _PAIRS],
+            0.4,
+            color=COLORS["target"],
+        )
+        self.law_bars = PolyCollection(
+            [], facecolors=COLORS["rejected"], edgecolors="white", hatch=HATCHES["rejected"], linewidths=0.5
+        )
         ax.add_collection(self.law_bars)
         ax.set_xlim(-0.6, len(_PAIRS) - 0.4)
         ax.set_xticks(x)
@@ -147,9 +180,19 @@ class TreeLabPlot:
         ax.set_xlabel("first two tokens")
         ax.set_ylabel("probability")
         ax.set_ylim(0, _LAW_YMAX)
-        ax.legend(handles=[Patch(color=COLORS["target"], label="target"),
-                           Patch(facecolor=COLORS["rejected"], edgecolor="white", hatch=HATCHES["rejected"],
-                                 label="emitted")], fontsize=7, loc="upper right")
+        ax.legend(
+            handles=[
+                Patch(color=COLORS["target"], label="target"),
+                Patch(
+                    facecolor=COLORS["rejected"],
+                    edgecolor="white",
+                    hatch=HATCHES["rejected"],
+                    label="emitted",
+                ),
+            ],
+            fontsize=7,
+            loc="upper right",
+        )
         ax.set_title("emitted law of two tokens vs the target's", fontsize=9)
         tag_kind(ax, "derived", "upper left")
         ax2 = self.ax2 = fig.add_axes([0.71, 0.2, 0.27, 0.66])
@@ -167,8 +210,9 @@ class TreeLabPlot:
 
     @staticmethod
     def _numbers(state):
-        return tree_lab_numbers(state["family"], state["nodes"], state["quality"], state["rule"],
-                                state["replacement"])
+        return tree_lab_numbers(
+            state["family"], state["nodes"], state["quality"], state["rule"], state["replacement"]
+        )
 
     def update(self, state):
         d = self._numbers(state)

@@ -9,6 +9,7 @@ static copy stays) and stored widget state is removed; the download button still
 original notebook. The site needs no network to build or to read: open index.html, or serve the
 folder with any static web server.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,12 +40,14 @@ WIDGET_NOTE = (
     ":::{note}\n:class: specdec-static-note\n"
     "This page is a static copy. Its labs and quizzes show their figures and readouts at the "
     "default values; moving a slider, stepping a round or checking an answer needs a running kernel: "
-    "use the rocket button above to open this notebook in JupyterLab, or `make lab` locally.\n:::")
+    "use the rocket button above to open this notebook in JupyterLab, or `make lab` locally.\n:::"
+)
 
 
 def has_widgets(nb: dict) -> bool:
     return "widgets" in nb.get("metadata", {}) or any(
-        WIDGET_VIEW in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
+        WIDGET_VIEW in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", [])
+    )
 
 
 def static_copy(nb: dict) -> dict:
@@ -82,13 +85,19 @@ def stage(src: Path, dest: Path, originals: Path) -> list[Path]:
         raw = nb_path.read_bytes()  # read once: other work may be saving notebooks meanwhile
         (originals / nb_path.name).write_bytes(raw)
         nb = json.loads(raw.decode("utf-8"))
-        (dest / nb_path.name).write_text(json.dumps(static_copy(nb), indent=1, ensure_ascii=False)
-                                         + "\n", encoding="utf-8")
+        (dest / nb_path.name).write_text(
+            json.dumps(static_copy(nb), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
     return notebooks
 
 
-def build(out: Path, src: Path = ROOT / "notebooks", jupyterhub_url: str | None = None,
-          quiet: bool = True, no_network: bool = False) -> list[Path]:
+def build(
+    out: Path,
+    src: Path = ROOT / "notebooks",
+    jupyterhub_url: str | None = None,
+    quiet: bool = True,
+    no_network: bool = False,
+) -> list[Path]:
     """Build the site into `out` (replaced); returns the notebooks built, in page order.
     no_network=True runs Sphinx in a new network namespace (`unshare -n`, Linux, root): the
     proof that the build needs no network."""
@@ -100,13 +109,29 @@ def build(out: Path, src: Path = ROOT / "notebooks", jupyterhub_url: str | None 
         staged = Path(tmp) / "src"
         notebooks = stage(Path(src), staged, Path(tmp) / "originals")
         html = Path(tmp) / "html"  # myst-nb writes beside the output folder: keep that in tmp
-        cmd = [*(["unshare", "-n"] if no_network else []), sys.executable, "-m", "sphinx", "-b", "html", "-c", str(HERE), "-d",
-               str(Path(tmp) / "doctrees"), "-j", "1", *(["-q"] if quiet else []),
-               str(staged), str(html)]
+        cmd = [
+            *(["unshare", "-n"] if no_network else []),
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-b",
+            "html",
+            "-c",
+            str(HERE),
+            "-d",
+            str(Path(tmp) / "doctrees"),
+            "-j",
+            "1",
+            *(["-q"] if quiet else []),
+            str(staged),
+            str(html),
+        ]
         proc = subprocess.run(cmd, env=env, cwd=tmp, text=True, capture_output=quiet)
         if proc.returncode != 0:
-            raise RuntimeError(f"sphinx-build failed ({proc.returncode}):\n"
-                               f"{(proc.stdout or '')[-3000:]}{(proc.stderr or '')[-3000:]}")
+            raise RuntimeError(
+                f"sphinx-build failed ({proc.returncode}):\n"
+                f"{(proc.stdout or '')[-3000:]}{(proc.stderr or '')[-3000:]}"
+            )
         if quiet and proc.stderr.strip():
             sys.stderr.write(proc.stderr)  # Sphinx warnings (broken links, ...)
         if out.exists():
@@ -123,14 +148,19 @@ def build(out: Path, src: Path = ROOT / "notebooks", jupyterhub_url: str | None 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "site")
-    ap.add_argument("--jupyterhub-url", default=None,
-                    help="also add a JupyterHub launch button (default: $SPECDEC_JUPYTERHUB_URL)")
+    ap.add_argument(
+        "--jupyterhub-url",
+        default=None,
+        help="also add a JupyterHub launch button (default: $SPECDEC_JUPYTERHUB_URL)",
+    )
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
     start = time.perf_counter()
     notebooks = build(args.out, jupyterhub_url=args.jupyterhub_url, quiet=not args.verbose)
-    print(f"{len(notebooks)} notebook pages + contents in {args.out} "
-          f"({time.perf_counter() - start:.0f} s); open {args.out / 'index.html'}")
+    print(
+        f"{len(notebooks)} notebook pages + contents in {args.out} "
+        f"({time.perf_counter() - start:.0f} s); open {args.out / 'index.html'}"
+    )
     return 0
 
 

@@ -15,6 +15,7 @@ Offline by construction, checked by tests/test_site.py and tests/test_site_brows
   require.js) is switched off: each lab's static copy, stored next to it, is what a page shows;
 - the theme's fonts and icons ship inside its wheel.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,12 +39,12 @@ language = "en"
 extensions = ["myst_nb", "sphinx.ext.mathjax"]
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute"]
 myst_enable_extensions = ["dollarmath", "amsmath", "html_image", "colon_fence"]
-myst_update_mathjax = False          # MathJax 2 below, configured with mathjax2_config
-myst_heading_anchors = 3             # [text](NN-name.ipynb#a-heading) links resolve
+myst_update_mathjax = False  # MathJax 2 below, configured with mathjax2_config
+myst_heading_anchors = 3  # [text](NN-name.ipynb#a-heading) links resolve
 
 # Never execute: the site shows the stored outputs.
 nb_execution_mode = "off"
-nb_ipywidgets_js = {}                # no require.js / widget manager from a CDN
+nb_ipywidgets_js = {}  # no require.js / widget manager from a CDN
 nb_merge_streams = True
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 
@@ -53,15 +54,22 @@ import jupyter_server_mathjax  # noqa: E402
 MATHJAX_SRC = Path(jupyter_server_mathjax.__file__).parent / "static"
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
 mathjax2_config = {
-    "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]],
-                "processEscapes": True, "processEnvironments": True},
+    "tex2jax": {
+        "inlineMath": [["\\(", "\\)"]],
+        "displayMath": [["\\[", "\\]"]],
+        "processEscapes": True,
+        "processEnvironments": True,
+    },
     # The wheel carries the STIX-Web web fonts only; never fall back to image fonts or a CDN.
-    "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web",
-                 "imageFont": None,
-                 # MathJax's measuring font is url('about:blank'), which Chromium reports as a
-                 # failed cross-origin font load on every page; a missing local() font is silent.
-                 "styles": {"@font-face": {"font-family": "MathJax_Blank",
-                                           "src": "local('MathJax_Blank_None')"}}},
+    "HTML-CSS": {
+        "availableFonts": [],
+        "preferredFont": None,
+        "webFont": "STIX-Web",
+        "imageFont": None,
+        # MathJax's measuring font is url('about:blank'), which Chromium reports as a
+        # failed cross-origin font load on every page; a missing local() font is silent.
+        "styles": {"@font-face": {"font-family": "MathJax_Blank", "src": "local('MathJax_Blank_None')"}},
+    },
     "menuSettings": {"zoom": "None"},
     "showMathMenu": False,
     "messageStyle": "none",
@@ -70,14 +78,14 @@ mathjax2_config = {
 # --- HTML and theme -------------------------------------------------------------------------------
 html_theme = "sphinx_book_theme"
 html_title = project
-html_favicon = "favicon.svg"         # else browsers ask the server for /favicon.ico (a 404)
-html_copy_source = True              # _sources/NN-name.ipynb: the notebook download button
+html_favicon = "favicon.svg"  # else browsers ask the server for /favicon.ico (a 404)
+html_copy_source = True  # _sources/NN-name.ipynb: the notebook download button
 html_show_sourcelink = False
 html_last_updated_fmt = None
 html_theme_options = {
     "repository_url": f"https://github.com/{ORG}/{REPO}",
-    "repository_branch": "HEAD",     # as the README badge: Binder builds the default branch
-    "path_to_docs": "notebooks",     # a page NN-name is notebooks/NN-name.ipynb in the repository
+    "repository_branch": "HEAD",  # as the README badge: Binder builds the default branch
+    "path_to_docs": "notebooks",  # a page NN-name is notebooks/NN-name.ipynb in the repository
     "use_repository_button": True,
     "use_download_button": True,
     "use_fullscreen_button": False,
@@ -95,8 +103,12 @@ html_context = {"default_mode": "light"}
 
 def _copy_mathjax(app, exception):
     if exception is None and app.builder.format == "html":
-        shutil.copytree(MATHJAX_SRC, Path(app.outdir) / "_static" / "mathjax", dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+        shutil.copytree(
+            MATHJAX_SRC,
+            Path(app.outdir) / "_static" / "mathjax",
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns("*.py", "__pycache__"),
+        )
 
 
 def setup(app):

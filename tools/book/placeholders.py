@@ -5,6 +5,7 @@
 Everything that needs ORG/REPO or the badge's urlpath (the book's launch buttons, the Binder
 rehearsal test, the benchmark) reads it from there with these functions.
 """
+
 from __future__ import annotations
 
 import re
