@@ -15,9 +15,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools" / "book"))
-import placeholders  # noqa: E402
-
 import build as book  # noqa: E402
+import placeholders  # noqa: E402
 
 HUB = "https://hub.example.org"
 

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "tools" / "book"))
 import binder_rehearsal  # noqa: E402
+
 import placeholders  # noqa: E402
 
 RUN = (

@@ -334,11 +334,17 @@ RESTART_NOTE = (
     "Re-run this cell to use the lab."
 )
 
-#: Shipped inside every static copy: hide it when the output just above holds a live lab.
+#: Shipped inside every static copy. First rule: hide the copy when the output just above holds a
+#: live lab. Second rule: when the output just above holds no lab (ipywidgets could not render it:
+#: "Loading widget...", or "Error displaying widget: model not found" after a reopen whose saved
+#: state was not restored in time), hide that output, so the learner sees the static copy instead
+#: of an error. Untrusted notebooks drop <style>, so there the friendly text/plain line stays.
 _STATIC_CSS = (
     "<style>.jp-OutputArea-child:has(.specdec-lab) + .jp-OutputArea-child .lab-static,"
     ".jp-OutputArea-child:has(.specdec-quiz) + .jp-OutputArea-child .lab-static"
-    " {display: none;}</style>"
+    " {display: none;}"
+    ".jp-OutputArea-child:not(:has(.specdec-lab, .specdec-quiz))"
+    ":has(+ .jp-OutputArea-child .lab-static) {display: none;}</style>"
 )
 
 

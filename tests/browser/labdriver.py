@@ -288,10 +288,6 @@ def screenshot_notebook(page, path: Path) -> Path:
     return path
 
 
-def page_text(page) -> str:
-    return page.evaluate("() => window.jupyterapp.shell.currentWidget.node.textContent")
-
-
 # ------------------------------------------------------------------------------------ labs: DOM side
 
 #: The live roots of the current notebook, in document order.
@@ -802,9 +798,28 @@ def saved_state_report(path: Path) -> str:
     return "\n".join(lines)
 
 
+#: The forbidden texts that a learner can see: in a text node whose element is rendered (not
+#: display:none through any ancestor). Cells outside the viewport still count (Lab skips painting
+#: them with content-visibility, which checkVisibility does not treat as hidden by default).
+VISIBLE_FORBIDDEN = """(forbidden) => {
+  const found = new Set();
+  const walker = document.createTreeWalker(window.jupyterapp.shell.currentWidget.node, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    const hits = forbidden.filter((f) => node.nodeValue.includes(f));
+    if (hits.length && node.parentElement.checkVisibility({visibilityProperty: true})) {
+      hits.forEach((f) => found.add(f));
+    }
+  }
+  return [...found];
+}"""
+
+
 def check_no_forbidden_text(page, where: str) -> None:
-    text = page_text(page)
-    found = [t for t in FORBIDDEN_TEXT if t in text]
+    """No ipywidgets error or raw repr is visible. A widget output that failed to render is hidden
+    by the static copy's CSS (specdec_core/labs/base.py, ``_STATIC_CSS``), so the learner sees the
+    static copy; such a hidden error is not a failure, a visible one is."""
+    found = page.evaluate(VISIBLE_FORBIDDEN, list(FORBIDDEN_TEXT))
     assert not found, f"{where}: the notebook shows {found}"
 
 

@@ -59,20 +59,23 @@ def test_walk_a_lab_built_on_the_protocol(lab, page, screenshots_dir):
         wait_texts(page, 0, wrong, "deliberately wrong", timeout_ms=1_000)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason=(
-        "load-dependent in ipywidgets 8.1.9 (jupyterlab-manager 5.0.16): a reopened notebook's widgets "
-        "are restored twice at once, kernel-only when the new kernel connects and kernel+notebook from "
-        "the manager's constructor; the first to finish marks the manager restored and re-renders the "
-        "outputs, and get_model() waits only 2 s for a model (both read in its bundled source). On a "
-        "busy machine the notebook's saved state is not loaded in time: 'model not found' although the "
-        "saved file holds every model (seen on 04 and 01 at load average ≈ 10 on 2 cores)"
-    ),
-)
+# ipywidgets 8.1.9 (jupyterlab-manager 5.0.16) restores a reopened notebook's widgets twice at once
+# (kernel-only when the new kernel connects, kernel+notebook from the manager's constructor) and
+# get_model() waits only 2 s: on a busy machine a saved lab can come back as "model not found"
+# although the file holds its state (seen on 04 and 01 at load average ≈ 10 on 2 cores). The
+# static copy's CSS hides such an output and shows the copy instead, so this must pass either way;
+# the next test forces the failing case.
 def test_reopen_in_the_same_page(lab, page):
-    """Run, save, close the tab and reopen the file in the same Lab page: no widget error."""
-    from labdriver import check_no_forbidden_text, close_reopen, open_notebook, run_all, save
+    """Run, save, close the tab and reopen the file in the same Lab page: no visible widget error,
+    and the lab readable (restored from its saved state, or its static copy)."""
+    from labdriver import (
+        check_no_forbidden_text,
+        check_static_copies,
+        close_reopen,
+        open_notebook,
+        run_all,
+        save,
+    )
 
     relpath = _write_notebook(lab)
     open_notebook(page, lab, relpath, "smoke-same-page")
@@ -80,3 +83,38 @@ def test_reopen_in_the_same_page(lab, page):
     save(page)
     close_reopen(page, relpath, lab)
     check_no_forbidden_text(page, "reopened in the same page")
+    check_static_copies(page, [smokelab.SPEC.name], "reopened in the same page", fallback_ok=False)
+
+
+def test_reopen_without_saved_state_shows_the_static_copy(lab, page):
+    """When ipywidgets cannot restore a saved lab (the race above, or a notebook saved without
+    widget state), the failed widget output must not show its error: the static copy's CSS hides
+    it and the static copy is visible instead. Forced here by removing the saved widget state and
+    re-signing the file, so Lab trusts it (as it trusts a notebook the learner saved)."""
+    from labdriver import (
+        check_no_forbidden_text,
+        check_static_copies,
+        close_reopen,
+        open_notebook,
+        run_all,
+        save,
+    )
+    from nbformat.sign import NotebookNotary
+
+    relpath = _write_notebook(lab)
+    open_notebook(page, lab, relpath, "smoke-no-state")
+    run_all(page)
+    save(page)
+    path = lab.root / relpath
+    nb = nbformat.read(path, as_version=4)
+    assert nb.metadata.pop("widgets", None), "the saved notebook should have carried widget state"
+    NotebookNotary(data_dir=str(lab.runtime.parent / "data")).sign(nb)
+    nbformat.write(nb, path)
+    close_reopen(page, relpath, lab)
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.node.textContent.includes('model not found')",
+        timeout=30_000,
+        polling=200,
+    )  # the error is in the page (the test is not vacuous) ...
+    check_no_forbidden_text(page, "reopened without widget state")  # ... but nobody sees it
+    check_static_copies(page, [smokelab.SPEC.name], "reopened without widget state", fallback_ok=False)
