@@ -24,9 +24,9 @@ $(BOOK_STAMP): $(STAMP)
 
 # LAB_ARGS passes extra options, e.g. `make lab LAB_ARGS=--no-browser`. As root (containers),
 # Jupyter refuses to start without --allow-root, so it is added only then.
-# lab/overrides.json makes Lab save widget state with the notebook (see specdec_core/labs/base.py).
+# binder/overrides.json makes Lab save widget state with the notebook (see specdec_core/labs/base.py).
 lab: $(STAMP)
-	mkdir -p $(VENV)/share/jupyter/lab/settings && cp lab/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	mkdir -p $(VENV)/share/jupyter/lab/settings && cp binder/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	$(VENV)/bin/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS) notebooks/00-start-here.ipynb
 
 # ruff (configured in pyproject.toml): lint and formatting; `make test` runs it first.

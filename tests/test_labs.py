@@ -268,10 +268,10 @@ def test_still_reads_the_defaults_and_refuses_impossible_states():
 
 
 def test_lab_setting_saves_widget_state_for_make_lab_and_binder():
-    overrides = json.loads((ROOT / "lab" / "overrides.json").read_text())
+    overrides = json.loads((ROOT / "binder" / "overrides.json").read_text())
     assert overrides["@jupyter-widgets/jupyterlab-manager:plugin"]["saveState"] is True
-    assert "lab/overrides.json" in (ROOT / "Makefile").read_text()
-    assert "lab/overrides.json" in (ROOT / "binder" / "postBuild").read_text()
+    assert "binder/overrides.json" in (ROOT / "Makefile").read_text()
+    assert "binder/overrides.json" in (ROOT / "binder" / "postBuild").read_text()
 
 
 def _widget_outputs(nb):

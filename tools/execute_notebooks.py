@@ -7,7 +7,7 @@ Why a script and not a bare ``nbconvert --inplace``: the stored outputs are what
 what readers without a kernel see, so they must be made the same way every time —
 - the kernel starts in ``notebooks/`` (as in JupyterLab), from this environment;
 - widget state is stored (nbconvert's default ``store_widget_state``), because Lab is configured to
-  save widget state too (``lab/overrides.json``; see ``specdec_core/labs/base.py``);
+  save widget state too (``binder/overrides.json``; see ``specdec_core/labs/base.py``);
 - Jupyter, IPython and matplotlib state go to a temporary folder, not the user's ``$HOME``;
 - a cell that raises stops the run (unless tagged ``raises-exception``) and nothing is written.
 """

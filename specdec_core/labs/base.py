@@ -76,7 +76,7 @@ What a learner sees, and why
   notebook opened untrusted (a fresh clone) shows the friendly text and the static copy with its
   figure (the data-URI image survives Lab's sanitizer).
 * **Save, close, reopen**: decision (b): Lab saves widget state. ``make lab`` and Binder install
-  ``lab/overrides.json`` (``{"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}``)
+  ``binder/overrides.json`` (``{"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}``)
   into ``<env>/share/jupyter/lab/settings/``, so the saved notebook carries the state of the
   widgets its outputs point at; reopening renders them (with the note, as they are not live).
   Stored notebooks are executed with nbconvert, which writes ``metadata.widgets`` for exactly the

@@ -3,7 +3,7 @@
 - Chromium is Debian's (/usr/bin/chromium); no browser is ever downloaded. Without it the tests
   skip with a reason, unless SPECDEC_REQUIRE_BROWSER=1 (CI, see .ci/run), where they fail.
 - The server (tests/browser/labserver.py) runs on loopback, on a temporary copy of notebooks/, with
-  temporary Jupyter folders and the project's Lab settings (lab/overrides.json, as `make lab`).
+  temporary Jupyter folders and the project's Lab settings (binder/overrides.json, as `make lab`).
 - Teardown stops the server and every kernel it started: nothing is left behind.
 """
 

@@ -32,7 +32,7 @@ SCREENSHOTS = ROOT / "build" / "screenshots"
 #: CI (.ci/run) sets this: then a browser test that cannot run is a failure, never a skip.
 REQUIRE = os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1"
 #: The Lab settings `make lab` and Binder install (the widgets' saveState decision lives there).
-PROJECT_OVERRIDES = Path(os.environ.get("SPECDEC_PROJECT_OVERRIDES", ROOT / "lab" / "overrides.json"))
+PROJECT_OVERRIDES = Path(os.environ.get("SPECDEC_PROJECT_OVERRIDES", ROOT / "binder" / "overrides.json"))
 #: How long a readout may take to show the texts of a new state before the test fails. Generous:
 #: this is a correctness test on a shared 2-core machine; speed is measured in benchmarks/.
 UPDATE_TIMEOUT_MS = 15_000
@@ -46,7 +46,7 @@ def unavailable(reason: str):
 
 
 def lab_settings() -> dict:
-    """The Lab settings the test server uses: the project's own (``lab/overrides.json``, what
+    """The Lab settings the test server uses: the project's own (``binder/overrides.json``, what
     `make lab` and Binder install) with the test-only keys of ``tests/browser/overrides.json``
     (no news prompt, no update check, no autosave) merged on top, plugin by plugin."""
     merged: dict = {}

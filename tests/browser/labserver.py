@@ -3,7 +3,7 @@
 - The server runs on a free loopback port with a random token, on a temporary copy of notebooks/,
   with temporary JUPYTER_CONFIG_DIR / JUPYTER_RUNTIME_DIR / JUPYTER_DATA_DIR / IPYTHONDIR /
   MPLCONFIGDIR and Lab settings/workspaces folders (a fresh data dir: no notebook is trusted, as
-  after a clone), and an app settings folder holding the project's lab/overrides.json (what
+  after a clone), and an app settings folder holding the project's binder/overrides.json (what
   `make lab` and Binder install) merged with tests/browser/overrides.json (no news prompt, no
   update check, no autosave). Readiness is checked by TCP connect (a GET could start work).
 - ``stop()`` asks the server to shut down (which stops its kernels), then kills its process
@@ -139,7 +139,7 @@ def start_lab_server(tmp: Path) -> "LabServer":
     }
     for d in dirs.values():
         d.mkdir()
-    # The project's Lab settings (lab/overrides.json: what `make lab` and Binder install, e.g. the
+    # The project's Lab settings (binder/overrides.json: what `make lab` and Binder install, e.g. the
     # widgets' saveState) plus the test-only keys of tests/browser/overrides.json.
     (dirs["app-settings"] / "overrides.json").write_text(json.dumps(lab_settings(), indent=1))
     env = dict(
