@@ -46,16 +46,16 @@ from labdriver import (
 #: What the course promises, by notebook number (not file name: renames keep the promise). A
 #: notebook missing here but holding labs is still tested (discovered); numbering may have gaps.
 PROMISED = {
-    "00": ["quiz"],
-    "01": ["acceptance", "quiz"],
-    "02": ["residual", "quiz"],
-    "03": ["stepper", "quiz"],
-    "04": ["counts", "quiz"],
-    "05": ["timing", "quiz"],
-    "06": ["kv", "roofline", "quiz"],
-    "07": ["transforms", "quiz"],
-    "08": ["trees", "quiz"],
-    "09": ["quiz"],
+    "00-start-here.ipynb": ["quiz"],
+    "01-proposals-and-acceptance.ipynb": ["acceptance", "quiz"],
+    "02-residual-correction.ipynb": ["residual", "quiz"],
+    "03-one-round-step-by-step.ipynb": ["stepper", "quiz"],
+    "04-tokens-per-round.ipynb": ["counts", "quiz"],
+    "05-tokens-per-second.ipynb": ["timing", "quiz"],
+    "06-speculation-state.ipynb": ["kv", "roofline", "quiz"],
+    "07-sampling-transforms.ipynb": ["transforms", "quiz"],
+    "08-multiple-candidates-and-trees.ipynb": ["trees", "quiz"],
+    "09-measure-a-real-model.ipynb": ["quiz"],
 }
 #: Notebooks whose Run All is too costly here: run their import cells and the cells showing labs.
 PARTIAL_RUN = {"09"}
@@ -76,13 +76,12 @@ def stored_labs(path: Path) -> list[str]:
 def table() -> dict[str, list[str]]:
     found = {}
     for path in sorted(NOTEBOOKS_SRC.glob("*.ipynb")):
-        number = path.name.split("-", 1)[0]
-        labs = sorted(set(stored_labs(path)) | set(PROMISED.get(number, [])))
+        labs = sorted(set(stored_labs(path)) | set(PROMISED.get(path.name, [])))
         if labs:
             found[path.name] = labs
-    for number in PROMISED:
-        if not any(name.startswith(number + "-") for name in found):
-            found[f"{number}-MISSING.ipynb"] = PROMISED[number]
+    for name, labs in PROMISED.items():
+        if name not in found:
+            found[f"{name.split('-', 1)[0]}-MISSING.ipynb"] = labs
     return found
 
 
