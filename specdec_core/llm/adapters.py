@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from ..distributions import inverse_cdf
 from .model import KVCache, Llama
 
 
@@ -37,12 +38,6 @@ def probs_from_logits(logits, temperature: float) -> np.ndarray:
     np.exp(z, out=z)
     z /= z.sum(axis=1, keepdims=True)
     return z
-
-
-def _sample(row, u):
-    c = np.cumsum(row)
-    i = int(np.searchsorted(c, u * c[-1], side="right"))
-    return min(i, int(np.flatnonzero(row)[-1]))
 
 
 class CallLog:
@@ -201,7 +196,7 @@ class LayerSkipDraft:
         toks, rows = [], []
         for _ in range(gamma):
             q = probs_from_logits(self._rows_after(ctx), self.temperature)[0]
-            x = _sample(q, rng.random())
+            x = inverse_cdf(q, rng.random())
             toks.append(x)
             rows.append(q)
             ctx.append(x)

@@ -22,6 +22,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from ..distributions import inverse_cdf
 from .adapters import CallLog, probs_from_logits
 from .model import Llama, rms_norm
 
@@ -31,19 +32,6 @@ def _check_temperature(t):
     if not np.isfinite(t) or t < 0:
         raise ValueError(f"temperature must be finite and >= 0, got {t}")
     return t
-
-
-def _sample(row, u):
-    """Inverse-CDF draw; never returns a zero-probability token."""
-    c = np.cumsum(row)
-    i = int(np.searchsorted(c, u * c[-1], side="right"))
-    if i >= len(row) or row[i] == 0:
-        i = (
-            int(np.flatnonzero(row[: min(i, len(row) - 1) + 1] > 0)[-1])
-            if i < len(row)
-            else int(np.flatnonzero(row)[-1])
-        )
-    return i
 
 
 def _shape_rows(q, temperature):
@@ -152,7 +140,7 @@ class NgramDraft:
         toks, rows = [], []
         for _ in range(gamma):
             q = _shape_rows(self.distribution(ctx), self.temperature)
-            x = _sample(q, rng.random())
+            x = inverse_cdf(q, rng.random())
             toks.append(x)
             rows.append(q)
             ctx.append(x)
@@ -267,7 +255,7 @@ class ExitDraft:
         toks, rows = [], []
         for _ in range(gamma):
             q = probs_from_logits(self._logits_after(ctx), self.temperature)[0]
-            x = _sample(q, rng.random())
+            x = inverse_cdf(q, rng.random())
             toks.append(x)
             rows.append(q)
             ctx.append(x)

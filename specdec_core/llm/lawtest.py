@@ -41,7 +41,7 @@ def power(p, b, n, *, threshold=1e-3, min_expected=5.0, sims=4000, seed=0) -> fl
     b: Monte Carlo over ``sims`` multinomial samples, pooled exactly as
     :func:`specdec_core.lawcheck.chi_square_gof` pools (cells with n·p < min_expected merged
     into one). (The non-central chi-square formula of the module docstring is close but drifts
-    when many small cells are pooled; :func:`power_ncx2` gives it for comparison.)"""
+    when many small cells are pooled; :func:`power_approx` gives it for comparison.)"""
     from scipy.stats import chi2
 
     p, b = np.asarray(p, np.float64), np.asarray(b, np.float64)
@@ -60,19 +60,19 @@ def power(p, b, n, *, threshold=1e-3, min_expected=5.0, sims=4000, seed=0) -> fl
     return float((chi2.sf(stat, dof) < threshold).mean())
 
 
-def power_ncx2(p, b, n, *, threshold=1e-3, min_expected=5.0) -> float:
-    """The non-central chi-square approximation of :func:`power`."""
-    from scipy.stats import chi2, ncx2
+def power_approx(p, b, n, *, threshold=1e-3, min_expected=5.0) -> float:
+    """The large-sample approximation of :func:`power`: the package's one formula,
+    :func:`specdec_core.power.chi_square_power`, on the outcome laws p and b (arrays)."""
+    from ..power import chi_square_power
 
     p, b = np.asarray(p, np.float64), np.asarray(b, np.float64)
-    big = p * n >= min_expected
-    pc = np.append(p[big], p[~big].sum()) if (~big).any() else p[big]
-    bc = np.append(b[big], b[~big].sum()) if (~big).any() else b[big]
-    dof = len(pc) - 1
-    if dof < 1:
-        return 0.0
-    lam = n * float(np.sum((bc - pc) ** 2 / pc))
-    return float(ncx2.sf(chi2.isf(threshold, dof), dof, lam))
+    return chi_square_power(
+        dict(enumerate(p / p.sum())),
+        dict(enumerate(b / b.sum())),
+        n,
+        threshold=threshold,
+        min_expected=min_expected,
+    )
 
 
 def sample_size(

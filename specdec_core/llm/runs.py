@@ -333,10 +333,11 @@ def sweep(
 
 
 def expected_tokens_iid(alpha, gamma):
-    """E[K] = (1 − α^{γ+1}) / (1 − α) for independent acceptances (notebook 04)."""
-    if alpha >= 1:
-        return gamma + 1.0
-    return (1 - alpha ** (gamma + 1)) / (1 - alpha)
+    """E[K] for independent acceptances (notebook 04), as a float: the one formula,
+    :func:`specdec_core.counts.expected_output_count`."""
+    from ..counts import expected_output_count
+
+    return float(expected_output_count(float(alpha), int(gamma)))
 
 
 def one_step_gap(p, q):
