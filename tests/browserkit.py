@@ -46,8 +46,10 @@ def unavailable(reason: str):
 
 
 @contextlib.contextmanager
-def chromium():
-    """A headless Debian Chromium (playwright Browser), closed on exit."""
+def chromium(driver=None):
+    """A headless Debian Chromium (playwright Browser), closed on exit, launched from ``driver``
+    (the session's Playwright, fixture ``playwright_driver`` in tests/conftest.py) or, without
+    one, from a Playwright of its own (only when no other is running in this thread)."""
     conf = browser_conftest()
     path = Path(getattr(conf, "CHROMIUM", os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium")))
     args = list(getattr(conf, "CHROMIUM_ARGS", FALLBACK_ARGS))
@@ -58,7 +60,8 @@ def chromium():
     except ImportError:
         unavailable("the playwright Python package is not installed")
     expect.set_options(timeout=60_000)
-    with sync_playwright() as pw:
+    with contextlib.ExitStack() as stack:
+        pw = driver if driver is not None else stack.enter_context(sync_playwright())
         browser = pw.chromium.launch(executable_path=str(path), headless=True, args=args)
         try:
             yield browser

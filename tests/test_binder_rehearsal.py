@@ -106,12 +106,12 @@ def test_binder_env_has_the_pins_the_project_and_the_model(binder_env):
         assert overrides.read_text() == (ROOT / "binder" / "overrides.json").read_text()
 
 
-def test_lab_opens_notebook_00_at_the_badge_urlpath_and_its_quiz_answers(binder_env):
+def test_lab_opens_notebook_00_at_the_badge_urlpath_and_its_quiz_answers(binder_env, playwright_driver):
     urlpath = placeholders.binder_urlpath()
     assert urlpath.startswith("lab/tree/")
     relpath = urlpath.removeprefix("lab/tree/")
     assert (binder_env.repo / relpath).is_file(), relpath
-    with browserkit.chromium() as browser:
+    with browserkit.chromium(playwright_driver) as browser:
         browserkit.browser_conftest()
         from labdriver import KERNEL_READY, run_all
         from playwright.sync_api import expect

@@ -31,8 +31,8 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def chromium():
-    with browserkit.chromium() as browser:
+def chromium(playwright_driver):
+    with browserkit.chromium(playwright_driver) as browser:
         yield browser
 
 

@@ -58,16 +58,16 @@ def chromium_path() -> str:
 
 
 @pytest.fixture(scope="session")
-def browser(chromium_path):
-    from playwright.sync_api import expect, sync_playwright
+def browser(chromium_path, playwright_driver):
+    """Chromium launched from the session's one Playwright driver (tests/conftest.py)."""
+    from playwright.sync_api import expect
 
     expect.set_options(timeout=60_000)
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
+    b = playwright_driver.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS)
+    try:
+        yield b
+    finally:
+        b.close()
 
 
 @pytest.fixture

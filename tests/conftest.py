@@ -1,0 +1,30 @@
+"""Fixtures shared by every folder of tests.
+
+One Playwright driver for the whole test session. Playwright's sync API runs an event loop in this
+thread, so a second ``sync_playwright()`` started while the first is still open fails ("using
+Playwright Sync API inside the asyncio loop"). The browser tests (tests/browser/), the site tests
+and the Binder rehearsal therefore all launch Chromium from this one driver.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def playwright_driver():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1":
+            pytest.fail(
+                "SPECDEC_REQUIRE_BROWSER=1 but the playwright package is not installed", pytrace=False
+            )
+        pytest.skip("the playwright Python package is not installed")
+    driver = sync_playwright().start()
+    try:
+        yield driver
+    finally:
+        driver.stop()
