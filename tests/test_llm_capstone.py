@@ -36,10 +36,11 @@ def _prompt(lm):
 class SpyTarget(CachedTarget):
     """Records how many cached positions it held when a timed run started using it."""
 
-    started_with: list = []
+    started_with: list = []  # (the target itself, cached positions): holding the object keeps
+    # its id from being reused by a later target once the sweep drops it (ids of freed objects are)
 
     def prefill(self, prompt):
-        SpyTarget.started_with.append((id(self), self.cache.n))
+        SpyTarget.started_with.append((self, self.cache.n))
         super().prefill(prompt)
 
 
@@ -65,7 +66,7 @@ def test_sweep_gives_every_timed_run_a_fresh_target_and_draft(lm):
     assert len(runs) == 2 * 2 * 3
     # every timed run: a target never used before, with an empty cache when the run began
     assert [n for _, n in SpyTarget.started_with] == [0] * len(runs)
-    assert len({i for i, _ in SpyTarget.started_with}) == len(runs)
+    assert len({id(t) for t, _ in SpyTarget.started_with}) == len(runs)
     assert len(set(map(id, drafts))) == len(drafts)
     # interleaved: plain and speculative alternate within every repetition
     assert [r["draft"] for r in runs[:3]] == ["plain", "lookup", "ngram"]
