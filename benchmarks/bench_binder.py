@@ -25,19 +25,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
+import benchinfo  # noqa: E402
 import binder_rehearsal  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "binder.json"
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def one_run() -> dict:
@@ -68,7 +59,7 @@ def main(argv=None) -> int:
     result = {
         "what": "fresh venv from binder/requirements.txt + ./binder/postBuild + JupyterLab listening",
         "machine": {
-            "cpu": cpu_name(),
+            "cpu": benchinfo.cpu_name(),
             "cores": os.cpu_count(),
             "python": platform.python_version(),
             "platform": platform.platform(),

@@ -12,7 +12,9 @@ for each event the page records, with ``performance.now()``:
   (``img.decode()``), then one animation frame (the paint that shows it).
 
 The round trip t1 − t0 covers the widget's message to the kernel, the Python update (texts and
-PNG), the messages back and the browser's decode and paint. Reported per lab: median and p95
+PNG), the messages back and the browser's decode and paint. The page itself resolves a promise
+when the last change is painted, so the harness does not poll (polling from Python took CPU from
+the page and the kernel). Reported per lab: median and p95
 over ``EVENTS`` events (after ``WARMUP`` unrecorded ones), with the machine's load average before
 and after (the machine is shared; numbers under load are what a learner on a busy laptop gets).
 
@@ -35,23 +37,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 
+import benchinfo  # noqa: E402
 import labdriver as ld  # noqa: E402
 from labserver import start_lab_server  # noqa: E402
 
 EVENTS, WARMUP = 24, 3
 GOAL_P95_MS = 80.0
 SKIP = {"09"}  # its Run All loads the real model; its only lab is a quiz like every other
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 
 # Installed once per page: records the time of the last input event and, per lab root, the time
 # each readout / the figure last changed (figure: after its new image is decoded).
@@ -66,7 +58,10 @@ PROBE = """() => {
     const root = document.querySelectorAll('.jp-NotebookPanel .specdec-lab')[i];
     // A change is visible at the next frame: stamp it there, in the page, so the test's
     // polling never adds to the time.
-    const painted = (key) => requestAnimationFrame(() => { rt.changes[key] = performance.now(); });
+    const painted = (key) => requestAnimationFrame(() => {
+      rt.changes[key] = performance.now();
+      if (rt.onchange) rt.onchange();
+    });
     rt.observer = new MutationObserver((records) => {
       for (const r of records) {
         const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
@@ -83,22 +78,22 @@ PROBE = """() => {
   };
 }"""
 
-# When every expected change has been painted: the round trip to the last of them.
-DONE = """(expected) => {
+# Resolves (in the page, no polling from Python: a polling driver would take CPU from the page and
+# the kernel on a 2-core machine) once every expected change has been painted, with the round trip
+# to the last of them; ``null`` after ``timeout`` ms.
+DONE = """([expected, timeout]) => new Promise((resolve) => {
   const rt = window.__rt;
-  if (rt.t0 === null || !expected.every((k) => k in rt.changes)) return null;
-  return {total: Math.max(...expected.map((k) => rt.changes[k])) - rt.t0};
-}"""
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+  let timer = null;
+  const check = () => {
+    if (rt.t0 === null || !expected.every((k) => k in rt.changes)) return;
+    clearTimeout(timer);
+    rt.onchange = null;
+    resolve({total: Math.max(...expected.map((k) => rt.changes[k])) - rt.t0});
+  };
+  timer = setTimeout(() => { rt.onchange = null; resolve(null); }, timeout);
+  rt.onchange = check;
+  check();
+})"""
 
 
 def visible_controls_same(spec, a, b) -> bool:
@@ -165,14 +160,10 @@ def measure_lab(page, index, spec, model) -> dict:
         if spec.draw is not None:
             expected.append("figure")
         fire()
-        res, deadline = None, time.monotonic() + 5
-        while res is None and time.monotonic() < deadline:
-            res = page.evaluate(DONE, expected)
-            if res is None:
-                page.wait_for_timeout(5)
+        res = page.evaluate(DONE, [expected, 5000])
         if res is None and "figure" in expected:  # same PNG (nothing drawn changed): texts only
             expected.remove("figure")
-            res = page.evaluate(DONE, expected)
+            res = page.evaluate(DONE, [expected, 0])
         if res is None:
             misses += 1
             continue
@@ -206,7 +197,7 @@ def main(argv) -> int:
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(
-                    executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
+                    executable_path=str(ld.CHROMIUM), headless=True, args=ld.CHROMIUM_ARGS
                 )
                 try:
                     for notebook in sorted(test_labs.TABLE):
@@ -253,7 +244,7 @@ def main(argv) -> int:
         "events_per_lab": EVENTS,
         "warmup_events": WARMUP,
         "machine": {
-            "cpu": cpu_name(),
+            "cpu": benchinfo.cpu_name(),
             "cores": os.cpu_count(),
             "platform": platform.platform(),
             "python": platform.python_version(),

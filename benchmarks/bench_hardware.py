@@ -21,16 +21,15 @@ threads (threadpoolctl), the load average before and after, and the date.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import re
 import threading
 import time
 
+import benchinfo
 import numpy as np
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import threadpool_limits
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "benchmarks", "results", "hardware.json")
@@ -41,26 +40,7 @@ INNER = {"576x1536": 10, "576x49152": 1}  # products per timing
 
 
 def machine():
-    cpu = platform.processor() or "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    blas = [(i.get("internal_api"), i.get("num_threads")) for i in threadpool_info()]
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "blas": blas,
-        "numpy": np.__version__,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "date_utc": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "load_avg_start": list(os.getloadavg()),
-    }
+    return benchinfo.machine(blas=True)
 
 
 def _run_threads(fn, n):

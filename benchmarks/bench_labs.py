@@ -25,6 +25,7 @@ import time
 os.environ.setdefault("MPLBACKEND", "Agg")
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+import benchinfo
 import numpy as np
 
 from specdec_core import labs
@@ -95,17 +96,6 @@ def bench(factory, n_updates: int, rng) -> dict:
     }
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--updates", type=int, default=60)
@@ -131,7 +121,7 @@ def main():
     load_after = os.getloadavg()
     meta = {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": f"{cpu_model()}, {os.cpu_count()} cores",
+        "machine": f"{benchinfo.cpu_name()}, {os.cpu_count()} cores",
         "python": platform.python_version(),
         "threads": 1,
         "load_average_before": [round(x, 2) for x in load_before],

@@ -25,7 +25,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -33,10 +32,12 @@ import tempfile
 import time
 
 import numpy as np
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import threadpool_limits
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+
+import benchinfo  # noqa: E402
 
 from specdec_core.llm import (  # noqa: E402
     CachedTarget,
@@ -63,25 +64,7 @@ def compact_number_lists(text):
 
 
 def machine():
-    cpu = platform.processor() or "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "numpy": np.__version__,
-        "blas": [(i.get("internal_api"), i.get("num_threads")) for i in threadpool_info()],
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "load_avg_start": os.getloadavg(),
-    }
+    return benchinfo.machine(blas=True)
 
 
 def log(*a):

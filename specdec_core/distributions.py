@@ -139,6 +139,15 @@ def check_distribution(x, name: str = "p", *, exact: bool | None = None) -> np.n
     ``exact=True`` forces the exact path (error if impossible), ``False`` forces float64,
     ``None`` (default) decides from the input.
     """
+    if type(x) is np.ndarray and x.dtype == np.float64 and exact is not True and x.ndim and x.size:
+        # fast path for the common case (a float64 array that is fine): two reductions; NaN
+        # fails ``>=``, ±inf fails the sum test, and anything that fails gets the full checks
+        # below for a precise message
+        if x.ndim == 1:
+            if x.min() >= 0 and abs(float(x.sum()) - 1.0) <= SUM_TOL:
+                return x
+        elif x.min() >= 0 and float(np.abs(x.sum(axis=-1) - 1.0).max()) <= SUM_TOL:
+            return x
     arr, is_ex = _as_array(x, name)
     if exact is True and not is_ex:
         raise ValueError(f"{name} must hold exact numbers (int, Fraction or sympy Rational)")

@@ -56,6 +56,23 @@ class GofResult:
         )
 
 
+def check_test_options(threshold, min_expected) -> None:
+    """The chi-square test's size ``threshold`` in (0, 1) and its pooling bound ``min_expected``
+    > 0 (shared by the test and its power calculation)."""
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float, np.floating))
+        or not 0 < threshold < 1
+    ):
+        raise ValueError(f"threshold must be a number in (0, 1), got {threshold!r}")
+    if (
+        isinstance(min_expected, bool)
+        or not isinstance(min_expected, (int, float, np.floating))
+        or not min_expected > 0
+    ):
+        raise ValueError(f"min_expected must be a positive number, got {min_expected!r}")
+
+
 def chi_square_gof(
     samples, law: dict, *, min_expected: float = 5.0, threshold: float = DEFAULT_THRESHOLD
 ) -> GofResult:
@@ -76,18 +93,7 @@ def chi_square_gof(
     n = sum(counts.values())
     if n == 0:
         raise ValueError("samples is empty")
-    if (
-        isinstance(threshold, bool)
-        or not isinstance(threshold, (int, float, np.floating))
-        or not 0 < threshold < 1
-    ):
-        raise ValueError(f"threshold must be a number in (0, 1), got {threshold!r}")
-    if (
-        isinstance(min_expected, bool)
-        or not isinstance(min_expected, (int, float, np.floating))
-        or not min_expected > 0
-    ):
-        raise ValueError(f"min_expected must be a positive number, got {min_expected!r}")
+    check_test_options(threshold, min_expected)
     outside = sum(c for k, c in counts.items() if k not in law)
     if outside:
         return GofResult(float("inf"), max(len(law) - 1, 1), 0.0, n, len(law), threshold)

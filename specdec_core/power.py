@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .distributions import check_int, check_pair
-from .lawcheck import DEFAULT_THRESHOLD, check_law, chi_square_gof
+from .lawcheck import DEFAULT_THRESHOLD, check_law, check_test_options, chi_square_gof
 from .simulate import SAMPLEABLE_RULES, simulate_position
 from .verify import output_distribution_with
 
@@ -57,18 +57,7 @@ def chi_square_power(
     from scipy.stats import chi2, ncx2
 
     n = check_int(n, "n", 1)
-    if (
-        isinstance(threshold, bool)
-        or not isinstance(threshold, (int, float, np.floating))
-        or not 0 < threshold < 1
-    ):
-        raise ValueError(f"threshold must be a number in (0, 1), got {threshold!r}")
-    if (
-        isinstance(min_expected, bool)
-        or not isinstance(min_expected, (int, float, np.floating))
-        or not min_expected > 0
-    ):
-        raise ValueError(f"min_expected must be a positive number, got {min_expected!r}")
+    check_test_options(threshold, min_expected)
     law = {x: v for x, v in check_law(law, "law").items() if v > 0}
     alternative = check_law(alternative, "alternative")
     if any(float(v) > 0 for x, v in alternative.items() if x not in law):

@@ -15,17 +15,6 @@ import pytest
 
 BROWSER_DIR = Path(__file__).resolve().parent / "browser"
 REQUIRE = os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1"
-#: Only if tests/browser/conftest.py stops defining CHROMIUM_ARGS (the field notes' set).
-FALLBACK_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @functools.cache
@@ -51,8 +40,7 @@ def chromium(driver=None):
     (the session's Playwright, fixture ``playwright_driver`` in tests/conftest.py) or, without
     one, from a Playwright of its own (only when no other is running in this thread)."""
     conf = browser_conftest()
-    path = Path(getattr(conf, "CHROMIUM", os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium")))
-    args = list(getattr(conf, "CHROMIUM_ARGS", FALLBACK_ARGS))
+    path, args = Path(conf.CHROMIUM), list(conf.CHROMIUM_ARGS)
     if not (path.exists() and os.access(path, os.X_OK)):
         unavailable(f"no Chromium at {path}")
     try:

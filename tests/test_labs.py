@@ -699,3 +699,14 @@ def test_transforms_greedy_draft_bias_at_the_defaults():
     t = transforms_lab().last_texts
     assert t["verdict"] == "✗ biased: TV(emitted, intended) = 0.1042"  # 5/48 at T = 1/2
     assert transforms_lab(setup="correct").last_texts["verdict"] == "✓ emitted law = intended law"
+
+
+def test_kv_restores_a_cached_scale_without_going_stale():
+    """The KV lab caches its axis panel per x-limit: leaving a scale and coming back restores the
+    cached ticks; the frame must still equal a fresh drawing (and a new scale too)."""
+    spec = SPECS["kv"]
+    lab = Lab(spec)
+    for budget in (40.0, 300.0, 41.0, 2.0, 300.0, 39.0):
+        lab.set(budget_gib=budget)
+        fresh = figure_png(spec.draw(lab.state))
+        assert np.abs(pixels(lab.figure.value) - pixels(fresh)).mean() < 1.0, budget

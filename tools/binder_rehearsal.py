@@ -16,18 +16,17 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import labproc  # noqa: E402
+
 IGNORE = shutil.ignore_patterns(
     ".venv",
     ".git",
@@ -158,117 +157,21 @@ class Rehearsal:
         }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@dataclass
-class Lab:
-    proc: subprocess.Popen
-    base: str
-    token: str
-    runtime: Path
-    log: Path
+class Lab(labproc.LabProcess):
+    """The rehearsal's server (``tools/labproc.py``), opened at a Binder urlpath."""
 
     def url(self, urlpath: str) -> str:
         return f"{self.base}/{urlpath}?token={self.token}"
 
-    def stop(self) -> None:
-        """Shut the server down (it stops its kernels), then make sure: process group, kernels."""
-        if self.proc.poll() is None:
-            try:
-                req = urllib.request.Request(
-                    f"{self.base}/api/shutdown",
-                    method="POST",
-                    headers={"Authorization": f"token {self.token}"},
-                )
-                urllib.request.urlopen(req, timeout=5).close()
-                self.proc.wait(timeout=15)
-            except Exception:
-                pass
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            if self.proc.poll() is not None:
-                break
-            try:
-                os.killpg(self.proc.pid, sig)
-                self.proc.wait(timeout=10)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                pass
-        needle = str(self.runtime).encode()
-        for entry in Path("/proc").iterdir():  # kernels started for this server, if any survived
-            if entry.name.isdigit() and int(entry.name) != os.getpid():
-                try:
-                    if needle in (entry / "cmdline").read_bytes():
-                        os.kill(int(entry.name), signal.SIGKILL)
-                except OSError:
-                    pass
-
 
 def start_lab(r: Rehearsal, timeout: float = 90.0) -> Lab:
     """JupyterLab from the rehearsal's environment, root = the repository copy (as on Binder)."""
-    dirs = {
-        k: r.scratch / "jupyter" / k
-        for k in ("config", "data", "runtime", "ipython", "mpl", "settings", "workspaces")
-    }
-    for d in dirs.values():
-        d.mkdir(parents=True, exist_ok=True)
-    env = dict(
-        r.env,
-        JUPYTER_CONFIG_DIR=str(dirs["config"]),
-        JUPYTER_DATA_DIR=str(dirs["data"]),
-        JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
-        IPYTHONDIR=str(dirs["ipython"]),
-        MPLCONFIGDIR=str(dirs["mpl"]),
-        JUPYTERLAB_SETTINGS_DIR=str(dirs["settings"]),
-        JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]),
-    )
-    port, token = free_port(), secrets.token_hex(16)
-    log = r.scratch / "jupyter-lab.log"
-    cmd = [
-        str(r.venv / "bin" / "jupyter"),
-        "lab",
-        "--no-browser",
-        "--ip=127.0.0.1",
-        f"--port={port}",
-        "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={token}",
-        "--allow-root",
-        f"--ServerApp.root_dir={r.repo}",
-        "--LabApp.expose_app_in_browser=True",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    ]
     start = time.perf_counter()
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            cmd,
-            cwd=r.repo,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    lab = Lab(proc, f"http://127.0.0.1:{port}", token, dirs["runtime"], log)
-    deadline = time.monotonic() + timeout
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(
-                f"jupyter lab exited ({proc.returncode}):\n" + log.read_text(errors="replace")[-4000:]
-            )
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-        except OSError as err:
-            if time.monotonic() > deadline:
-                lab.stop()
-                raise RuntimeError(
-                    "jupyter lab did not listen in time:\n" + log.read_text(errors="replace")[-4000:]
-                ) from err
-            time.sleep(0.2)
+    p = labproc.start_lab(
+        [str(r.venv / "bin" / "jupyter"), "lab"], r.repo, r.scratch / "jupyter", r.env, timeout=timeout
+    )
     r.seconds["lab_listening"] = time.perf_counter() - start
-    return lab
+    return Lab(p.proc, p.base, p.token, p.runtime, p.log)
 
 
 if __name__ == "__main__":

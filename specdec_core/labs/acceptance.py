@@ -141,12 +141,18 @@ def hidden(state):
     return P_KEYS[n:] + Q_KEYS[n:]
 
 
+def weight_sliders(p_keys, q_keys) -> dict:
+    """One weight slider per symbol for p, then for q (this lab's and the corrections lab's)."""
+    return {
+        k: float_slider(s, 0.0, 1.0, SLIDER_STEP, width=300)
+        for keys in (p_keys, q_keys)
+        for k, s in zip(keys, SYMBOLS)
+    }
+
+
 def _controls():
-    c = {"symbols": int_slider("symbols", MIN_SYMBOLS, MAX_SYMBOLS, continuous=False, width=300)}
-    for keys in (P_KEYS, Q_KEYS):
-        for k, s in zip(keys, SYMBOLS):
-            c[k] = float_slider(s, 0.0, 1.0, SLIDER_STEP, width=300)
-    return c
+    symbols = int_slider("symbols", MIN_SYMBOLS, MAX_SYMBOLS, continuous=False, width=300)
+    return {"symbols": symbols, **weight_sliders(P_KEYS, Q_KEYS)}
 
 
 SPEC = LabSpec(

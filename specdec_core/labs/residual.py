@@ -21,10 +21,10 @@ from ..verify import (
 from .acceptance import (
     DEFAULT_P_WEIGHTS,
     DEFAULT_Q_WEIGHTS,
-    SLIDER_STEP,
     normalize_weights,
+    weight_sliders,
 )
-from .base import Lab, LabSpec, float_slider, show, toggle
+from .base import Lab, LabSpec, show, toggle
 
 DEFAULT_RULE = "draft"
 #: Below this total variation distance the output counts as equal to p (float round-off).
@@ -120,11 +120,8 @@ class View:
 
 
 def _controls():
-    c = {"rule": toggle("correction", [(RULE_LABELS[r], r) for r in CORRECTION_RULES])}
-    for keys in (P_KEYS, Q_KEYS):
-        for k, s in zip(keys, SYMBOLS):
-            c[k] = float_slider(s, 0.0, 1.0, SLIDER_STEP, width=300)
-    return c
+    rule = toggle("correction", [(RULE_LABELS[r], r) for r in CORRECTION_RULES])
+    return {"rule": rule, **weight_sliders(P_KEYS, Q_KEYS)}
 
 
 SPEC = LabSpec(

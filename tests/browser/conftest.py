@@ -13,22 +13,10 @@ import os
 from pathlib import Path
 
 import pytest
-from labdriver import REQUIRE, SCREENSHOTS
+from labdriver import CHROMIUM, CHROMIUM_ARGS, REQUIRE, SCREENSHOTS
 from labserver import LabServer, api, start_lab_server
 
 HERE = Path(__file__).resolve().parent
-CHROMIUM = Path(os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 
 
 def pytest_collection_modifyitems(config, items):

@@ -36,6 +36,20 @@ PROJECT_OVERRIDES = Path(os.environ.get("SPECDEC_PROJECT_OVERRIDES", ROOT / "bin
 #: How long a readout may take to show the texts of a new state before the test fails. Generous:
 #: this is a correctness test on a shared 2-core machine; speed is measured in benchmarks/.
 UPDATE_TIMEOUT_MS = 15_000
+#: Debian's Chromium (no browser is ever downloaded) and the flags every browser test and
+#: benchmarks/bench_browser.py launch it with (the field notes' set).
+CHROMIUM = Path(os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 
 
 def unavailable(reason: str):
@@ -293,6 +307,27 @@ def screenshot_notebook(page, path: Path) -> Path:
 #: The live roots of the current notebook, in document order.
 LIVE_ROOTS = ".jp-NotebookPanel .specdec-lab"
 
+# Collects, below widget model `m`, each control's synced attributes and each readout's value
+# into `lab` (shared by LAB_MODELS and LAB_MODEL).
+_WALK = """const walk = async (m, lab) => {
+    for (const c of (m.get('_dom_classes') || [])) {
+      let hit;
+      if ((hit = c.match(/^lab-control-(.+)$/))) {
+        const o = {};
+        for (const a of ['value', 'min', 'max', 'step', 'base', 'index', '_options_labels',
+                         'disabled', 'description', 'readout_format']) {
+          const v = m.get(a); if (v !== undefined) o[a] = v;
+        }
+        o.model = m.get('_model_name');
+        lab.controls[hit[1]] = o;
+      } else if ((hit = c.match(/^lab-text-(.+)$/))) {
+        lab.texts[hit[1]] = m.get('value');
+      }
+    }
+    const ch = m.get('children');
+    if (Array.isArray(ch)) for (const c of ch) if (c && c.get) await walk(c, lab);
+  };"""
+
 # The widget models behind every live lab root, in notebook order (the same order as LIVE_ROOTS):
 # for each, its name and, per control, the synced model attributes. Read through the widget
 # manager of ipywidgets' Lab renderer, so values are the exact numbers the kernel holds.
@@ -313,24 +348,7 @@ LAB_MODELS = """async () => {
   }
   if (!manager) return [];
   const labs = [];
-  const walk = async (m, lab) => {
-    for (const c of (m.get('_dom_classes') || [])) {
-      let hit;
-      if ((hit = c.match(/^lab-control-(.+)$/))) {
-        const o = {};
-        for (const a of ['value', 'min', 'max', 'step', 'base', 'index', '_options_labels',
-                         'disabled', 'description', 'readout_format']) {
-          const v = m.get(a); if (v !== undefined) o[a] = v;
-        }
-        o.model = m.get('_model_name');
-        lab.controls[hit[1]] = o;
-      } else if ((hit = c.match(/^lab-text-(.+)$/))) {
-        lab.texts[hit[1]] = m.get('value');
-      }
-    }
-    const ch = m.get('children');
-    if (Array.isArray(ch)) for (const c of ch) if (c && c.get) await walk(c, lab);
-  };
+  ${WALK}
   for (const cell of w.content.widgets) {
     if (cell.model.type !== 'code') continue;
     for (const o of cell.model.outputs.toJSON()) {
@@ -349,35 +367,18 @@ LAB_MODELS = """async () => {
   }
   window.__specdecLabs = {manager, ids: labs.map((l) => l.model_id)};
   return labs;
-}"""
+}""".replace("${WALK}", _WALK)
 
 # The same for live root `i` only, through the manager and root ids LAB_MODELS left in the page.
 LAB_MODEL = """async (i) => {
   const cache = window.__specdecLabs;
   if (!cache || !cache.ids[i]) return null;
   const m = await cache.manager.get_model(cache.ids[i]);
-  const walk = async (m, lab) => {
-    for (const c of (m.get('_dom_classes') || [])) {
-      let hit;
-      if ((hit = c.match(/^lab-control-(.+)$/))) {
-        const o = {};
-        for (const a of ['value', 'min', 'max', 'step', 'base', 'index', '_options_labels',
-                         'disabled', 'description', 'readout_format']) {
-          const v = m.get(a); if (v !== undefined) o[a] = v;
-        }
-        o.model = m.get('_model_name');
-        lab.controls[hit[1]] = o;
-      } else if ((hit = c.match(/^lab-text-(.+)$/))) {
-        lab.texts[hit[1]] = m.get('value');
-      }
-    }
-    const ch = m.get('children');
-    if (Array.isArray(ch)) for (const c of ch) if (c && c.get) await walk(c, lab);
-  };
+  ${WALK}
   const lab = {model_id: cache.ids[i], controls: {}, texts: {}};
   await walk(m, lab);
   return lab;
-}"""
+}""".replace("${WALK}", _WALK)
 
 # Per readout of live root `i`: its innerHTML as the browser normalizes it, its innerText, and
 # whether it is visible. The expected HTML is normalized the same way (parsed by the browser).
