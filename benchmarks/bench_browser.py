@@ -14,7 +14,10 @@ for each event the page records, with ``performance.now()``:
 The round trip t1 − t0 covers the widget's message to the kernel, the Python update (texts and
 PNG), the messages back and the browser's decode and paint. The page itself resolves a promise
 when the last change is painted, so the harness does not poll (polling from Python took CPU from
-the page and the kernel). Reported per lab: median and p95
+the page and the kernel). Each event is also split into parts (``PARTS``), from the page's own
+WebSocket traffic: when the kernel's first message came back, when the figure's message arrived,
+when the image's ``src`` was set and when it was decoded — which says whether a slow round trip is
+the kernel's queue, the Python update, or the browser. Reported per lab: median and p95
 over ``EVENTS`` events (after ``WARMUP`` unrecorded ones), with the machine's load average before
 and after (the machine is shared; numbers under load are what a learner on a busy laptop gets).
 
@@ -50,7 +53,7 @@ SKIP = {"09"}  # its Run All loads the real model; its only lab is a quiz like e
 PROBE = """() => {
   if (window.__rt) return;
   const rt = window.__rt = {t0: null, changes: {}, observer: null};
-  const mark = () => { rt.t0 = performance.now(); rt.changes = {}; };
+  const mark = () => { rt.t0 = performance.now(); rt.changes = {}; window.__ws = []; };
   document.addEventListener('keydown', mark, true);
   document.addEventListener('click', (e) => { if (e.target.closest('.lab-control-check')) mark(); }, true);
   rt.watch = (i) => {
@@ -69,7 +72,9 @@ PROBE = """() => {
         if (text) {
           painted('text:' + [...text.classList].find((c) => c.startsWith('lab-text-')).slice(9));
         } else if (el && el.classList.contains('lab-figure') && r.attributeName === 'src') {
-          el.decode().then(() => painted('figure'), () => painted('figure'));
+          rt.changes.figure_src = performance.now();
+          const done = () => { rt.changes.figure_decoded = performance.now(); painted('figure'); };
+          el.decode().then(done, done);
         }
       }
     });
@@ -77,6 +82,30 @@ PROBE = """() => {
                                attributes: true, attributeFilter: ['src']});
   };
 }"""
+
+# Installed before the page's scripts: records every WebSocket message the page sends or receives
+# (direction, time, size), so an event's round trip can be split into its parts.
+WS_HOOK = """(() => {
+  window.__ws = [];
+  const Orig = window.WebSocket;
+  const send = Orig.prototype.send;
+  Orig.prototype.send = function (d) {
+    window.__ws.push(['send', performance.now(), d.byteLength || d.length || d.size || 0]);
+    return send.call(this, d);
+  };
+  function Hooked(...args) {
+    const ws = new Orig(...args);
+    ws.addEventListener('message', (e) => {
+      const d = e.data;
+      window.__ws.push(['recv', performance.now(), d.byteLength || d.length || d.size || 0]);
+    });
+    return ws;
+  }
+  Hooked.prototype = Orig.prototype;
+  Object.assign(Hooked, Orig);
+  for (const k of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']) Hooked[k] = Orig[k];
+  window.WebSocket = Hooked;
+})()"""
 
 # Resolves (in the page, no polling from Python: a polling driver would take CPU from the page and
 # the kernel on a 2-core machine) once every expected change has been painted, with the round trip
@@ -88,12 +117,28 @@ DONE = """([expected, timeout]) => new Promise((resolve) => {
     if (rt.t0 === null || !expected.every((k) => k in rt.changes)) return;
     clearTimeout(timer);
     rt.onchange = null;
-    resolve({total: Math.max(...expected.map((k) => rt.changes[k])) - rt.t0});
+    // where the time went: the kernel's first message back after the input's message went out,
+    // the arrival of the figure's message (the only one of several kB), its src set and decoded
+    const ws = window.__ws || [];
+    const sent = ws.find((m) => m[0] === 'send');
+    const first = sent && ws.find((m) => m[0] === 'recv' && m[1] >= sent[1]);
+    const image = ws.filter((m) => m[0] === 'recv' && m[2] > 4096).pop();
+    const at = (t) => (t === undefined || t === null ? null : t - rt.t0);
+    resolve({total: Math.max(...expected.map((k) => rt.changes[k])) - rt.t0,
+             first_reply: at(first && first[1]), image_received: at(image && image[1]),
+             figure_src: at(rt.changes.figure_src), figure_decoded: at(rt.changes.figure_decoded)});
   };
   timer = setTimeout(() => { rt.onchange = null; resolve(null); }, timeout);
   rt.onchange = check;
   check();
 })"""
+
+
+#: The parts of a round trip recorded per event (ms after the input event, medians reported):
+#: the kernel's first message back (the input's message reached the kernel: websocket, server,
+#: kernel), the figure's message received (plus the Python update and the transfer), its ``src``
+#: set (the widget model updated), its image decoded; the total adds the paint.
+PARTS = ("first_reply", "image_received", "figure_src", "figure_decoded")
 
 
 def visible_controls_same(spec, a, b) -> bool:
@@ -119,6 +164,7 @@ def pick_slider(spec, state):
 def measure_lab(page, index, spec, model) -> dict:
     page.evaluate("(i) => window.__rt.watch(i)", index)
     times, misses = [], 0
+    parts = {k: [] for k in PARTS}
     if "check" in spec.actions:  # a quiz: pick another option, click Check
         opts = spec.controls["choice"].options
         answer = next(
@@ -170,6 +216,9 @@ def measure_lab(page, index, spec, model) -> dict:
         ld.wait_texts(page, index, after, f"benchmark event {n}")  # and it is the right text
         if n >= WARMUP:
             times.append(res["total"])
+            for k in PARTS:
+                if res.get(k) is not None and (k == "first_reply" or "figure" in expected):
+                    parts[k].append(res[k])
         page.wait_for_timeout(30)
     times.sort()
     p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))] if times else None
@@ -177,6 +226,7 @@ def measure_lab(page, index, spec, model) -> dict:
         "event": what,
         "n": len(times),
         "misses": misses,
+        "parts_median_ms": {k: round(statistics.median(v), 1) for k, v in parts.items() if v},
         "median_ms": round(statistics.median(times), 1) if times else None,
         "p95_ms": round(p95, 1) if p95 is not None else None,
         "max_ms": round(times[-1], 1) if times else None,
@@ -207,6 +257,7 @@ def main(argv) -> int:
                         if not (ld.NOTEBOOKS_SRC / notebook).exists():
                             continue
                         ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+                        ctx.add_init_script(WS_HOOK)
                         ctx.set_default_timeout(60_000)
                         page = ctx.new_page()
                         rel = f"notebooks/{notebook}"
@@ -255,6 +306,7 @@ def main(argv) -> int:
         "load_avg_end": [round(x, 2) for x in load_end],
         "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "seconds": round(time.monotonic() - started, 1),
+        "parts": "per lab, medians of " + ", ".join(PARTS) + " (ms after the input event); see PARTS",
         "labs": results,
     }
     print(f"load average: start {out['load_avg_start']}, end {out['load_avg_end']} on {os.cpu_count()} cores")
@@ -263,6 +315,11 @@ def main(argv) -> int:
             f"{r['notebook'][:2]} {r['lab']:11s} median {r.get('median_ms')} ms, "
             f"p95 {r.get('p95_ms')} ms over {r.get('n')} events ({r.get('event', r.get('skipped'))})"
         )
+        if r.get("parts_median_ms"):
+            print(
+                "     medians after the event (ms): "
+                + ", ".join(f"{k} {v}" for k, v in r["parts_median_ms"].items())
+            )
     if not wanted:
         path = ROOT / "benchmarks" / "results" / "browser.json"
         path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")

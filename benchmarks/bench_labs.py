@@ -96,6 +96,28 @@ def bench(factory, n_updates: int, rng) -> dict:
     }
 
 
+def reference_frame_ms(n: int = 15) -> float:
+    """Median time of one fixed reference task: a 740 × 240 px figure with a bar chart, a line,
+    ticks and a title, fully drawn and encoded (``figure_png``). Timed before and after the labs,
+    it tells how fast this machine ran *now* (on a shared VM the same code was measured 1.8×
+    apart within an hour), so runs at different times can be compared."""
+    from specdec_core.plots.frames import figure_png, lab_figure
+
+    times = []
+    for i in range(n + 2):
+        fig = lab_figure(740, 240)
+        ax = fig.add_axes((0.08, 0.2, 0.9, 0.7))
+        ax.bar(range(12), np.arange(12) % 5 + 1, hatch="//")
+        ax.plot(range(12), np.linspace(1, 5, 12))
+        ax.set_title(f"reference frame {i}")
+        ax.set_xlabel("x")
+        t = time.perf_counter()
+        figure_png(fig)
+        if i >= 2:
+            times.append(1e3 * (time.perf_counter() - t))
+    return statistics.median(times)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--updates", type=int, default=60)
@@ -105,6 +127,7 @@ def main():
         ap.error("--updates must be at least 50")
     rng = np.random.default_rng(2026)
     load_before = os.getloadavg()
+    ref_before = reference_frame_ms()
     rows = {}
     for name, factory in all_labs().items():
         rows[name] = bench(factory, args.updates, rng)
@@ -119,6 +142,7 @@ def main():
             flush=True,
         )
     load_after = os.getloadavg()
+    ref_after = reference_frame_ms()
     meta = {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": f"{benchinfo.cpu_name()}, {os.cpu_count()} cores",
@@ -127,11 +151,16 @@ def main():
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],
         "goal_p95_ms": GOAL_P95_MS,
+        "reference_frame_ms_before_after": [round(ref_before, 2), round(ref_after, 2)],
         "how": "lab.set(one control) per update, seeded moves; perf_counter and process_time",
     }
     print(
         f"[measured] load average (1, 5, 15 min) before {meta['load_average_before']}, after "
         f"{meta['load_average_after']}; {meta['machine']}; {meta['date']}"
+    )
+    print(
+        f"[measured] machine speed now: reference frame {ref_before:.1f} ms before, {ref_after:.1f} ms after "
+        "(see reference_frame_ms)"
     )
     slow = [n for n, r in rows.items() if "error" in r or r["cpu_p95_ms"] > GOAL_P95_MS]
     print(f"CPU p95 above the {GOAL_P95_MS:.0f} ms goal (or failed): {', '.join(slow) or 'none'}")

@@ -2,7 +2,7 @@
 CPU, predicted first, then timed. Writes benchmarks/results/llm.json (``--quick``:
 llm-quick.json), labelled with machine, BLAS threads, load average and date.
 
-    .venv/bin/python benchmarks/bench_llm.py            # full run (about 20 minutes, 2 cores)
+    .venv/bin/python benchmarks/bench_llm.py            # full run (about 20 minutes on a quiet 2-core machine)
     .venv/bin/python benchmarks/bench_llm.py --quick    # a smoke run (under 2 minutes)
 
 Method (all timed parts run with single-threaded BLAS by default, via threadpoolctl: steadier
@@ -14,8 +14,9 @@ on a shared 2-core machine):
    of the target call (T positions), each draft call (γ proposals) and the sampler per round;
 3. teacher forcing along target trajectories generated apart from the timed runs, then
    *predictions* of tokens/s for every configuration — written before any timed run;
-4. the timed sweep: fresh target and draft for every run, plain and speculative interleaved,
-   ``--reps`` repetitions; decode-only (prompt prefill excluded, for both) and end-to-end;
+4. the timed sweep: fresh target and draft for every run, plain and speculative interleaved in
+   an order shuffled per block, ``--reps`` repetitions; decode-only (prompt prefill excluded,
+   for both) and end-to-end;
 5. a law test whose sample size comes from a power calculation, correct and broken variants.
 """
 
@@ -445,6 +446,8 @@ def main():
             "max_new_tokens": n_new,
             "configs": configs,
             "seeds": "100 + rep",
+            "order": "plain and every configuration once per block (repetition, workload, temperature), "
+            "in an order shuffled per block (numpy default_rng([100, rep]))",
             "definition": "decode-only: from the first decoding call to the last token, prompt already "
             "scored into fresh target and draft caches (prefill excluded for plain and "
             "speculative alike); end-to-end: prefill included",

@@ -300,18 +300,23 @@ def sweep(
     seed=100,
     on_run=None,
 ):
-    """The benchmark's timed sweep, interleaved: for each repetition, workload and temperature,
-    one plain run, then one run of every speculative configuration ``(draft_name, gamma,
-    adaptive)``, each from a target and draft built new by ``make_target(temperature)`` and
+    """The benchmark's timed sweep, interleaved: for each repetition, workload and temperature
+    (a *block*), one plain run and one run of every speculative configuration ``(draft_name,
+    gamma, adaptive)``, in an order shuffled afresh for every block (seeded by ``seed`` and the
+    repetition), so no configuration always runs first or always follows the same one. Each run
+    gets a target and draft built new by ``make_target(temperature)`` and
     ``make_draft(draft_name, temperature)`` (so nothing survives between timed runs).
-    Repetition r uses seed ``seed + r`` for plain and speculative alike.
-    Returns a list of dicts (RunStats.to_dict() plus workload, draft, rep)."""
+    Repetition r uses sampling seed ``seed + r`` for plain and speculative alike.
+    Returns a list of dicts (RunStats.to_dict() plus workload, draft, rep), in run order."""
     out = []
+    block = [("plain", 0, False)] + list(configs)
     for rep in range(reps):
+        order_rng = np.random.default_rng([seed, rep])
         for wname, prompt in prompts.items():
             n = max_new_tokens[wname] if isinstance(max_new_tokens, dict) else int(max_new_tokens)
             for temp in temperatures:
-                for name, g, adaptive in [("plain", 0, False)] + list(configs):
+                for i in order_rng.permutation(len(block)):
+                    name, g, adaptive = block[i]
                     tgt = make_target(temp)
                     draft = None if name == "plain" else make_draft(name, temp)
                     s = timed_run(
