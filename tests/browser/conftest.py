@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
-from labdriver import CHROMIUM, CHROMIUM_ARGS, REQUIRE, SCREENSHOTS
+from labdriver import CHROMIUM, CHROMIUM_ARGS, REQUIRE, SCREENSHOTS, TAKE_SCREENSHOTS
 from labserver import LabServer, api, start_lab_server
 
 HERE = Path(__file__).resolve().parent
@@ -96,6 +96,9 @@ def lab(lab_server, page, request):
 
 
 @pytest.fixture(scope="session")
-def screenshots_dir() -> Path:
+def screenshots_dir() -> Path | None:
+    """build/screenshots/ with SPECDEC_SCREENSHOTS=1 (labdriver.TAKE_SCREENSHOTS), else None."""
+    if not TAKE_SCREENSHOTS:
+        return None
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS

@@ -29,6 +29,9 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The notebooks the server serves (a temporary copy is made). Overridable for developing the tests.
 NOTEBOOKS_SRC = Path(os.environ.get("SPECDEC_BROWSER_NOTEBOOKS", ROOT / "notebooks"))
 SCREENSHOTS = ROOT / "build" / "screenshots"
+#: Screenshots of every lab (build/screenshots/) are for a person checking the layout by eye; they
+#: cost time in every run, so they are taken only with SPECDEC_SCREENSHOTS=1.
+TAKE_SCREENSHOTS = os.environ.get("SPECDEC_SCREENSHOTS") == "1"
 #: CI (.ci/run) sets this: then a browser test that cannot run is a failure, never a skip.
 REQUIRE = os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1"
 #: The Lab settings `make lab` and Binder install (the widgets' saveState decision lives there).
@@ -960,7 +963,8 @@ def reach_impossible(page, index: int, model: LabModel, report, where: str) -> b
     assert share is not None and share > 0.8, (
         f"{what}: the figure is not the greyed frame ({share} of its pixels are #eeeeee)"
     )
-    root(page, index).screenshot(path=str(SCREENSHOTS / f"impossible-{model.spec.name}.png"))
+    if TAKE_SCREENSHOTS:
+        root(page, index).screenshot(path=str(SCREENSHOTS / f"impossible-{model.spec.name}.png"))
     for key in reversed(list(changes)):  # back, in reverse order (hidden controls reappear)
         c = spec.controls[key]
         target = before[key]

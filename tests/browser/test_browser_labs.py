@@ -33,6 +33,8 @@ from pathlib import Path
 import pytest
 from labdriver import (
     NOTEBOOKS_SRC,
+    SCREENSHOTS,
+    TAKE_SCREENSHOTS,
     Console,
     find_specs,
     lab_models,
@@ -173,9 +175,8 @@ def stepper_after(page, index, model, where):
     assert model.state["step"] == last and model.texts()["cue"]
     cue = root(page, index).locator(".lab-text-cue")
     assert cue.is_visible() and cue.inner_text().strip(), f"{where}: no visible end-of-replay cue"
-    root(page, index).screenshot(
-        path=str(Path(__file__).resolve().parents[2] / "build" / "screenshots" / "03-stepper-at-the-end.png")
-    )
+    if TAKE_SCREENSHOTS:
+        root(page, index).screenshot(path=str(SCREENSHOTS / "03-stepper-at-the-end.png"))
 
 
 def transforms_start(page, index, model, where):
