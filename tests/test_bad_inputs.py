@@ -4,6 +4,8 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import specdec_core as sc
 from specdec_core.symbolic import expected_count_polynomial
@@ -296,3 +298,28 @@ def test_bad_input_raises_clear_value_error(call, message):
     with pytest.raises(ValueError) as err:
         call()
     assert message in str(err.value)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(min_value=-0.5, max_value=1.5),
+            st.sampled_from([0.0, 0.25, 0.5, 1.0, float("nan"), float("inf"), -float("inf")]),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_check_distribution_fast_path_agrees_with_the_full_checks(values):
+    """A float64 ndarray takes a fast path; a list takes the full checks. Same verdict, same values,
+    and the same message when it fails."""
+    from specdec_core.distributions import check_distribution
+
+    def verdict(x):
+        try:
+            return ("ok", np.asarray(check_distribution(x, "p")).tolist())
+        except ValueError as exc:
+            return ("error", str(exc))
+
+    for row in (values, [v / s for v in values] if (s := sum(values)) and np.isfinite(s) else values):
+        assert verdict(np.array(row, dtype=np.float64)) == verdict(list(row))
