@@ -26,6 +26,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "tools" / "book"))
 import binder_rehearsal  # noqa: E402
 
+from specdec_core.nodelay import LOADED as NODELAY_LOADED  # noqa: E402
+
 import placeholders  # noqa: E402
 
 RUN = (
@@ -104,6 +106,8 @@ def test_binder_env_has_the_pins_the_project_and_the_model(binder_env):
     overrides = binder_env.venv / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
     if (ROOT / "binder" / "overrides.json").exists():
         assert overrides.read_text() == (ROOT / "binder" / "overrides.json").read_text()
+    server_ext = binder_env.venv / "etc" / "jupyter" / "jupyter_server_config.d" / "specdec-notebooks.json"
+    assert server_ext.read_text() == (ROOT / "binder" / "jupyter-server-extension.json").read_text()
 
 
 def test_lab_opens_notebook_00_at_the_badge_urlpath_and_its_quiz_answers(binder_env, playwright_driver):
@@ -135,6 +139,7 @@ def test_lab_opens_notebook_00_at_the_badge_urlpath_and_its_quiz_answers(binder_
             shots = ROOT / "build" / "screenshots"
             shots.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shots / "binder-00-quiz.png"))
+            assert NODELAY_LOADED in lab.log.read_text(errors="replace"), "specdec_core.nodelay not loaded"
         except Exception:
             print(lab.log.read_text(errors="replace")[-3000:])
             raise

@@ -4,7 +4,8 @@
   readiness by TCP connect, a stop that leaves no kernel behind) runs on a temporary copy of
   notebooks/, with an app settings folder holding the project's binder/overrides.json (what
   `make lab` and Binder install) merged with tests/browser/overrides.json (no news prompt, no
-  update check, no autosave).
+  update check, no autosave), and the project's server extension enabled
+  (binder/jupyter-server-extension.json: ``specdec_core.nodelay``, as `make lab` and Binder).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 import labproc  # noqa: E402
 
 SERVER_START_TIMEOUT = 60.0
+#: Enables the project's Jupyter server extension (what `make lab` and binder/postBuild install).
+SERVER_EXTENSION = ROOT / "binder" / "jupyter-server-extension.json"
 
 
 @dataclass
@@ -56,12 +59,16 @@ def start_lab_server(tmp: Path) -> "LabServer":
     app_settings = tmp / "app-settings"
     app_settings.mkdir()
     (app_settings / "overrides.json").write_text(json.dumps(lab_settings(), indent=1))
+    scratch = tmp / "jupyter"  # labproc's isolated Jupyter folders; JUPYTER_CONFIG_DIR is its config/
+    server_conf = scratch / "config" / "jupyter_server_config.d"
+    server_conf.mkdir(parents=True)
+    shutil.copy(SERVER_EXTENSION, server_conf / "specdec-notebooks.json")
     env = dict(os.environ)
     env.pop("SPECDEC_REQUIRE_BROWSER", None)
     proc = labproc.start_lab(
         [sys.executable, "-m", "jupyterlab"],
         root,
-        tmp / "jupyter",
+        scratch,
         env,
         extra_args=(f"--LabApp.app_settings_dir={app_settings}",),
         timeout=SERVER_START_TIMEOUT,

@@ -118,3 +118,11 @@ def test_reopen_without_saved_state_shows_the_static_copy(lab, page):
     )  # the error is in the page (the test is not vacuous) ...
     check_no_forbidden_text(page, "reopened without widget state")  # ... but nobody sees it
     check_static_copies(page, [smokelab.SPEC.name], "reopened without widget state", fallback_ok=False)
+
+
+def test_server_runs_the_project_extension(lab, page):
+    """The test server enables specdec_core.nodelay as `make lab` and Binder do (its log says so
+    at start-up)."""
+    from specdec_core.nodelay import LOADED
+
+    assert LOADED in lab.log_tail(10**7), lab.log_tail()
