@@ -38,6 +38,7 @@ from .distributions import check_gamma, check_int, check_nonnegative, check_prob
 from .kv import check_dtype, get_shape, model_kv_bytes
 
 __all__ = [
+    "serving_curve",
     "HARDWARE",
     "LEVIATHAN_SOURCE",
     "LEVIATHAN_TABLE2",
@@ -434,6 +435,30 @@ def serving_point(
         draft_ratio=_div(d_one, step.total_s),
         target_bound=tgt.bound,
     )
+
+
+def serving_curve(
+    target, draft, hardware, *, dtype, alpha, sequences, context, max_gamma: int
+) -> tuple[ServingPoint, ...]:
+    """:func:`serving_point` for γ = 0, 1, …, ``max_gamma`` (same arguments otherwise).
+
+    Memoized (the last 256 curves): a lab asks for the same curve from its readouts and from its
+    figure, and a learner moves back and forth between settings. The key is the arguments'
+    ``repr``, which tells ``Fraction(1, 2)`` from ``0.5`` (exact in, exact out).
+    """
+    g = check_gamma(max_gamma, "max_gamma")
+    key = repr((target, draft, hardware, dtype, alpha, sequences, context, g))
+    curve = _CURVES.pop(key, None)
+    if curve is None:
+        kw = dict(dtype=dtype, alpha=alpha, sequences=sequences, context=context)
+        curve = tuple(serving_point(target, draft, hardware, gamma=k, **kw) for k in range(g + 1))
+        if len(_CURVES) >= 256:
+            _CURVES.pop(next(iter(_CURVES)))
+    _CURVES[key] = curve  # most recently used last
+    return curve
+
+
+_CURVES: dict = {}
 
 
 def speculation_speedup(point: ServingPoint):

@@ -317,7 +317,7 @@ def test_kv_lab_extremes(changes):
     lab = kv_lab().set(**changes)
     text = " ".join(lab.last_texts.values())
     assert "nan" not in text.lower() and "Traceback" not in text
-    assert lab.figure.value[:4] == b"\x89PNG"
+    assert lab.png[:4] == b"\x89PNG"
     if changes.get("budget_gib") == 0.0:
         assert "does not fit" in lab.last_texts["fits"] and "At most 0 sequences" in lab.last_texts["fits"]
     if changes.get("draft") == "SmolLM2-135M":

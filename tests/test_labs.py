@@ -131,9 +131,9 @@ def test_dom_contract_and_public_attributes(name):
         assert t._dom_classes == (f"lab-text-{key}",)
     if lab.figure is not None:
         assert "lab-figure" in lab.figure._dom_classes
-        assert bytes(lab.figure.value).startswith(PNG)
+        assert lab.png.startswith(PNG)
         w = int(lab.figure.layout.width.removesuffix("px"))
-        assert w <= MAX_WIDTH_PX and pixels(lab.figure.value).shape[1] == w  # 1:1, crisp
+        assert w <= MAX_WIDTH_PX and pixels(lab.png).shape[1] == w  # 1:1, crisp
     note = lab.children[0]
     assert "lab-restart-note" in note._dom_classes and "jupyter-widgets-disconnected" in note.value
     assert lab.state == {**lab.spec.defaults}
@@ -158,7 +158,7 @@ def test_static_copy_is_a_fresh_draw_at_the_defaults(name):
         assert f"lab-static-text-{key}" in html
         assert base.text_html(text) in html
     # and the live lab's first frame shows the same picture
-    live = pixels(Lab(spec).figure.value)
+    live = pixels(Lab(spec).png)
     assert np.abs(live - pixels(base.static_png(spec))).mean() < 1.0  # blit draw order may differ
 
 
@@ -172,7 +172,7 @@ def test_every_control_at_both_ends_and_the_middle(name):
             assert lab.state[key] == v
             assert lab.last_texts == spec.texts(lab.state)
             clean(lab.last_texts)
-            assert bytes(lab.figure.value).startswith(PNG)
+            assert lab.png.startswith(PNG)
             assert ("lab-impossible" in lab._dom_classes) == (
                 spec.problem is not None and spec.problem(lab.state) is not None
             )
@@ -198,7 +198,7 @@ def live_frame_gap(spec, seed=5, moves=12) -> float:
         if spec.problem and spec.problem(lab.state)
         else figure_png(spec.draw(lab.state))
     )
-    return float(np.abs(pixels(lab.figure.value) - pixels(want)).mean())
+    return float(np.abs(pixels(lab.png) - pixels(want)).mean())
 
 
 def test_a_stale_figure_is_caught():
@@ -345,7 +345,7 @@ def test_acceptance_extremes(pw, qw, expected):
     impossible = sum(pw) == 0 or sum(qw) == 0
     assert ("lab-impossible" in lab._dom_classes) == impossible
     if impossible:  # greyed, never the previous figure
-        assert lab.figure.value == message_png(*base.figure_size(ACCEPTANCE), acc_mod.problem(lab.state))
+        assert lab.png == message_png(*base.figure_size(ACCEPTANCE), acc_mod.problem(lab.state))
 
 
 def test_acceptance_one_step_on_a_q_slider_changes_both_texts():
@@ -366,7 +366,7 @@ def test_acceptance_symbol_count_shows_new_symbols():
     assert "F never proposed" in lab.last_texts["acceptance"]
     lab.set(symbols=3)
     assert lab.last_texts == acc_mod.texts(acc_mod.DEFAULTS | {"q_F": 0.0})
-    assert pixels(lab.figure.value).shape == pixels(base.static_png(ACCEPTANCE)).shape
+    assert pixels(lab.png).shape == pixels(base.static_png(ACCEPTANCE)).shape
 
 
 @pytest.mark.parametrize(
@@ -575,11 +575,11 @@ def test_timing_slower_verification_loses():
 
 def test_timing_impossible_budget_greys_the_figure_and_recovers():
     lab = timing_lab()
-    live = bytes(lab.figure.value)
+    live = lab.png
     lab.set(draft_per_token_ms=0.0, verify_base_ms=0.0, verify_per_position_ms=0.0, overhead_ms=0.0)
     assert all(v.startswith("This budget is impossible") for v in lab.last_texts.values())
-    assert "lab-impossible" in lab._dom_classes and bytes(lab.figure.value) != live
-    assert lab.figure.value == message_png(*base.figure_size(TIMING), timing_mod.problem(lab.state))
+    assert "lab-impossible" in lab._dom_classes and lab.png != live
+    assert lab.png == message_png(*base.figure_size(TIMING), timing_mod.problem(lab.state))
     lab.set(overhead_ms=1.0)
     assert "tokens/s" in lab.last_texts["rates"] and "lab-impossible" not in lab._dom_classes
 
@@ -596,7 +596,7 @@ def test_timing_corner_combinations():
     for combo in itertools.product(*ends.values()):
         lab.set(**dict(zip(ends, combo)))
         clean(lab.last_texts)
-        assert bytes(lab.figure.value).startswith(PNG)
+        assert lab.png.startswith(PNG)
 
 
 def test_timing_texts_huge_gamma_and_negative_break_even():
@@ -709,4 +709,24 @@ def test_kv_restores_a_cached_scale_without_going_stale():
     for budget in (40.0, 300.0, 41.0, 2.0, 300.0, 39.0):
         lab.set(budget_gib=budget)
         fresh = figure_png(spec.draw(lab.state))
-        assert np.abs(pixels(lab.figure.value) - pixels(fresh)).mean() < 1.0, budget
+        assert np.abs(pixels(lab.png) - pixels(fresh)).mean() < 1.0, budget
+
+
+def test_live_frame_is_sent_as_a_data_url_of_the_png_shown():
+    """The image widget gets each frame as a data: URL (shown sooner than ipywidgets' blob: URL);
+    ``Lab.png`` is the PNG inside it, for every update."""
+    import base64
+
+    from specdec_core.plots.frames import png_data_url
+
+    lab = Lab(ACCEPTANCE)
+    for change in ({}, {"p_A": 0.2}, {"symbols": 5}):
+        lab.set(**change)
+        assert lab.figure.format == "url"
+        head, _, b64 = bytes(lab.figure.value).partition(b",")
+        assert head == b"data:image/png;base64" and base64.b64decode(b64) == lab.png
+        assert lab.png.startswith(PNG)
+    assert png_data_url(lab.png) == bytes(lab.figure.value)
+    for bad in (b"GIF89a", "text", None):
+        with pytest.raises(ValueError, match="png must be"):
+            png_data_url(bad)

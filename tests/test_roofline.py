@@ -19,6 +19,7 @@ from specdec_core.roofline import (
     pass_flops,
     pass_time,
     ridge_point,
+    serving_curve,
     serving_point,
     speculation_speedup,
     verification_cost,
@@ -214,6 +215,22 @@ def test_memory_bound_positions_matches_scan():
 # ---------------------------------------------------------------- speculation on the roofline
 
 
+def test_serving_curve_is_serving_point_per_gamma_and_keeps_exactness():
+    kw = dict(dtype="bf16", sequences=4, context=1024)
+    args = ("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA H100 SXM")
+    for alpha in (F(1, 2), 0.5, F(1, 2)):  # equal and equally hashed, but not the same result type
+        curve = serving_curve(*args, alpha=alpha, max_gamma=5, **kw)
+        assert curve == tuple(serving_point(*args, alpha=alpha, gamma=g, **kw) for g in range(6))
+        assert isinstance(curve[3].expected_tokens, F) == isinstance(alpha, F)
+    assert serving_curve(*args, alpha=0.5, max_gamma=5, **kw) is serving_curve(
+        *args, alpha=0.5, max_gamma=5, **kw
+    )
+    with pytest.raises(ValueError, match="max_gamma"):
+        serving_curve(*args, alpha=0.5, max_gamma=-1, **kw)
+    with pytest.raises(ValueError, match="alpha"):
+        serving_curve(*args, alpha=1.5, max_gamma=2, **kw)
+
+
 def test_serving_point_gamma0_is_plain_decoding():
     sp = serving_point(
         "Llama-3.1-8B",
@@ -364,7 +381,7 @@ def test_roofline_lab_extremes(changes):
     lab = roofline_lab().set(**changes)
     text = " ".join(lab.last_texts.values())
     assert "nan" not in text.lower() and "inf" not in text.lower()
-    assert lab.figure.value[:4] == b"\x89PNG"
+    assert lab.png[:4] == b"\x89PNG"
     if changes.get("gamma") == 0:
         assert "1.00× over plain decoding" in lab.last_texts["speedup"]
     if "draft" in changes and changes["draft"] == "Llama-3.1-70B":

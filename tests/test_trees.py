@@ -213,7 +213,7 @@ def test_lab_every_corner_reads_without_nan():
                 lab.set(family=fam, rule=rule, nodes=nodes, quality=quality, replacement=rep)
                 txt = " ".join(lab.last_texts.values()).lower()
                 assert "nan" not in txt and "inf" not in txt
-                assert lab.figure.value[:4] == b"\x89PNG"
+                assert lab.png[:4] == b"\x89PNG"
 
 
 def test_figures_build():

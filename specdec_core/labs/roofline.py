@@ -17,6 +17,7 @@ from ..roofline import (
     memory_bound_positions,
     pass_time,
     ridge_point,
+    serving_curve,
     serving_point,
 )
 from .base import Lab, LabSpec, dropdown, float_slider, int_slider, show
@@ -64,10 +65,7 @@ def roofline_texts(state) -> dict:
         f"Verification (T = γ + 1 = {g + 1}): {float(ver.total_ms):.3f} ms = {ratio:.2f} decode "
         f"steps, {ver.bound}-bound. {where}"
     )
-    pts = [
-        serving_point(state["target"], state["draft"], hw, alpha=state["alpha"], gamma=k, **kw)
-        for k in range(MAX_GAMMA + 1)
-    ]
+    pts = serving_curve(state["target"], state["draft"], hw, alpha=state["alpha"], max_gamma=MAX_GAMMA, **kw)
     sps = [float(p.speedup) for p in pts]
     best = max(range(len(sps)), key=lambda k: (sps[k], -k))
     here = (

@@ -3,13 +3,15 @@
 * :func:`lab_figure` — a ``Figure`` of an exact pixel size (shown 1:1 by the lab, so it is crisp);
 * :func:`figure_png` — one Agg draw, fast PNG compression;
 * :class:`BlitPNG` — re-draw only what changes (static parts cached);
-* :func:`message_png` — a greyed frame carrying a message, used instead of a stale or NaN figure.
+* :func:`message_png` — a greyed frame carrying a message, used instead of a stale or NaN figure;
+* :func:`png_data_url` — a frame as the ``data:`` URL the lab's image widget shows.
 
 Matplotlib only (no ipywidgets): the lab widget in :mod:`specdec_core.labs.base` shows the bytes.
 """
 
 from __future__ import annotations
 
+import base64
 import struct
 import zlib
 
@@ -82,6 +84,13 @@ def figure_png(fig, dpi: int | None = None) -> bytes:
     if fig.get_layout_engine() is not None:
         fig.set_layout_engine("none")
     return _encode_png(canvas)
+
+
+def png_data_url(png: bytes) -> bytes:
+    """``png`` as the bytes of a ``data:image/png;base64,…`` URL (what a lab's image widget shows)."""
+    if not isinstance(png, bytes | bytearray) or not png.startswith(b"\x89PNG\r\n\x1a\n"):
+        raise ValueError("png must be the bytes of a PNG image")
+    return b"data:image/png;base64," + base64.b64encode(png)
 
 
 def message_png(width_px: int, height_px: int, text: str, dpi: int = DPI) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..roofline import float_hardware, memory_bound_positions, pass_time, serving_point
+from ..roofline import float_hardware, memory_bound_positions, pass_time, serving_curve, serving_point
 from .frames import lab_figure
 from .style import COLORS, KIND_COLORS, tag_kind
 
@@ -84,21 +84,17 @@ def draw_speedup_vs_gamma(
 ):
     """Speed-up over plain decoding against γ for one α, priced by the roofline."""
     gs = np.arange(0, max_gamma + 1)
-    sp = [
-        float(
-            serving_point(
-                target,
-                draft,
-                hardware,
-                dtype=dtype,
-                alpha=alpha,
-                gamma=int(g),
-                sequences=sequences,
-                context=context,
-            ).speedup
-        )
-        for g in gs
-    ]
+    curve = serving_curve(
+        target,
+        draft,
+        hardware,
+        dtype=dtype,
+        alpha=alpha,
+        sequences=sequences,
+        context=context,
+        max_gamma=max_gamma,
+    )
+    sp = [float(pt.speedup) for pt in curve]
     ax.axhline(1, color=COLORS["discarded"], lw=1)
     ax.plot(gs, sp, color=COLORS["target"], marker="o", ms=3, lw=1.6)
     if 0 <= gamma <= max_gamma:
@@ -354,17 +350,10 @@ class RooflineView:
         self.busy_span.set_width(self.MAX_T - free)
         for k, t in self.tags.items():
             t.set_visible(k == hw.kind)
-        gs = np.arange(0, self.MAX_GAMMA + 1)
-        sp = np.array(
-            [
-                float(
-                    serving_point(
-                        state["target"], state["draft"], hw, alpha=state["alpha"], gamma=int(g), **kw
-                    ).speedup
-                )
-                for g in gs
-            ]
+        curve = serving_curve(
+            state["target"], state["draft"], hw, alpha=state["alpha"], max_gamma=self.MAX_GAMMA, **kw
         )
+        sp = np.array([float(pt.speedup) for pt in curve])
         self.sp.set_ydata(np.minimum(sp, self.Y_SPEEDUP * 0.99))
         g = state["gamma"]
         self.sp_mark.set_visible(g <= self.MAX_GAMMA)
