@@ -492,29 +492,35 @@ class Lab(w.VBox):
         return self.set(**self.spec.actions[key].fn(self.state))
 
     def refresh(self) -> dict:
-        """Recompute texts and figure from the current state; returns the texts shown."""
+        """Recompute texts and figure from the current state; returns the texts shown.
+
+        Everything is computed first and only then sent, figure first: the page starts decoding
+        the frame at once, and it does not redraw readouts while the kernel is still drawing (on a
+        2-core machine the two would compete for the CPU)."""
         state = self.state
         texts = self.spec.texts(state)
         if tuple(texts) != self._keys:
             raise ValueError(f"texts() returned keys {tuple(texts)}, expected {self._keys}")
-        for k, v in texts.items():
-            new = text_html(v)
+        html_texts = {k: text_html(v) for k, v in texts.items()}
+        hide = set(self.spec.hidden(state)) if self.spec.hidden is not None else None
+        msg = _problem(self.spec, state)
+        png = None
+        if self.figure is not None:
+            png = message_png(*self._size, msg) if msg is not None else self._view.png(state)
+        # -- send
+        if png is not None and self._png != png:
+            self._png = png
+            self.figure.value = png_data_url(png)
+        for k, new in html_texts.items():
             if self.texts[k].value != new:
                 self.texts[k].value = new
-        if self.spec.hidden is not None:
-            hide = set(self.spec.hidden(state))
+        if hide is not None:
             for k, c in self.controls.items():
                 c.layout.display = "none" if k in hide else None
-        msg = _problem(self.spec, state)
         if msg is None:
             self.remove_class("lab-impossible")
         else:
             self.add_class("lab-impossible")
-        if self.figure is not None:
-            png = message_png(*self._size, msg) if msg is not None else self._view.png(state)
-            if self._png != png:
-                self._png = png
-                self.figure.value = png_data_url(png)
         self.last_texts = texts
         return texts
 

@@ -51,16 +51,17 @@ def _png_chunk(kind: bytes, data: bytes) -> bytes:
 
 
 def _encode_png(canvas) -> bytes:
-    """The canvas as an RGB PNG: no row filter, zlib level 1 (about a third faster than PIL's
-    encoder here, same pixels, similar size)."""
+    """The canvas as an RGBA PNG: no row filter, zlib level 1. RGBA, not RGB: Agg's buffer is
+    RGBA, and copying it whole is much faster than picking out three bytes of every four (a lab
+    frame: 3.0 ms instead of 5.5 ms to encode, about 1/6 more bytes). Faster than PIL's encoder."""
     rgba = np.asarray(canvas.buffer_rgba())
     h, w = rgba.shape[:2]
-    rows = np.empty((h, 1 + 3 * w), dtype=np.uint8)
+    rows = np.empty((h, 1 + 4 * w), dtype=np.uint8)
     rows[:, 0] = 0  # filter type 0 (none) on every row
-    rows[:, 1:] = rgba[:, :, :3].reshape(h, 3 * w)
+    rows[:, 1:] = rgba.reshape(h, 4 * w)
     return (
         b"\x89PNG\r\n\x1a\n"
-        + _png_chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+        + _png_chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0))
         + _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), 1))
         + _png_chunk(b"IEND", b"")
     )
