@@ -435,25 +435,34 @@ def text_html(value) -> str:
     return html.escape(str(value)).replace("\n", "<br>")
 
 
+WAIT_TEXTS = f"""([i, expected]) => {{
+  const res = ({READ_TEXTS})([i, expected]);
+  return res.same ? res : false;
+}}"""
+
+
 def wait_texts(page, index: int, texts: dict, what: str, timeout_ms: int = UPDATE_TIMEOUT_MS) -> None:
     """Until live root `index` shows exactly `texts` (``texts(state)`` of the lab), or fail with
-    the difference."""
+    the difference. Waits in the page (checked every animation frame), not by polling from here."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     expected = {k: text_html(v) for k, v in texts.items()}
-    deadline = time.monotonic() + timeout_ms / 1000
-    res = None
-    while time.monotonic() < deadline:
+    try:
+        res = page.wait_for_function(
+            WAIT_TEXTS, arg=[index, expected], polling="raf", timeout=timeout_ms
+        ).json_value()
+    except PlaywrightTimeout:
         res = page.evaluate(READ_TEXTS, [index, expected])
-        if res.get("same"):
-            bad = [k for k, v in res["got"].items() if not v["visible"]]
-            assert not bad, f"{what}: readouts not visible: {bad}"
-            return
-        page.wait_for_timeout(50)
+    if res.get("same"):
+        bad = [k for k, v in res["got"].items() if not v["visible"]]
+        assert not bad, f"{what}: readouts not visible: {bad}"
+        return
     diff = {
         k: (res["got"].get(k, {}).get("html"), v)
-        for k, v in (res or {}).get("want", {}).items()
+        for k, v in res.get("want", {}).items()
         if res["got"].get(k, {}).get("html") != v
     }
-    extra = sorted(set((res or {}).get("got", {})) - set(expected))
+    extra = sorted(set(res.get("got", {})) - set(expected))
     pytest.fail(
         f"{what}: the readouts do not show texts(state) after {timeout_ms} ms.\n"
         f"  (shown, expected) per key: {diff}\n  readouts not in texts(): {extra}",
@@ -596,18 +605,15 @@ def set_control(page, index: int, spec, key: str, target) -> None:
     """Move control `key` of live root `index` to `target` the way a learner would."""
     c = spec.controls[key]
     ctl = root(page, index).locator(f".lab-control-{key}")
-    ctl.scroll_into_view_if_needed()
+    # (Playwright scrolls a control into view itself before a click or a fill.)
     if c.kind in ("int", "float"):
-        handle = ctl.locator(".noUi-handle").first
         if target in (c.lo, c.hi):
-            handle.focus()
+            ctl.locator(".noUi-handle").first.focus()
             page.keyboard.press("Home" if target == c.lo else "End")
-        else:  # the slider's own readout is an editable text box: type the value, Enter
+        else:  # the slider's own readout is an editable text box: replace its text, Enter
             readout = ctl.locator(".widget-readout")
-            readout.click()
-            page.keyboard.press("Control+A")
-            page.keyboard.type(repr_round(target) if c.kind == "float" else str(target))
-            page.keyboard.press("Enter")
+            readout.fill(repr_round(target) if c.kind == "float" else str(target))
+            readout.press("Enter")
     elif c.kind == "dropdown":
         ctl.locator("select").select_option(index=target)
     elif c.kind == "toggle":
@@ -836,7 +842,7 @@ def check_static_copies(page, names, where: str, fallback_ok: bool = True) -> No
             shown = visible_count(page, f".jp-NotebookPanel .lab-static-{name}") + visible_count(
                 page, f".jp-NotebookPanel .specdec-lab.lab-{name}"
             )
-            friendly = page.get_by_text(f"Interactive lab {name}").count()
+            friendly = 0 if shown else page.get_by_text(f"Interactive lab {name}").count()
             if shown or (fallback_ok and friendly) or time.monotonic() > deadline:
                 break
             page.wait_for_timeout(200)
