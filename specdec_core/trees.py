@@ -298,10 +298,14 @@ def _round_law(node, key, exact):
     return law
 
 
-def _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key):
+def _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key, shared=None):
     """node, context -> (offered children, p, {(i, x): prob accepted}, [(prob, law)] for the
-    round's last token from this node: the fallback after all rejections, or the bonus at a leaf)."""
+    round's last token from this node: the fallback after all rejections, or the bonus at a leaf).
+
+    ``shared``: optional dict of verification outcomes by (context key, number of children), valid
+    across trees for the same models and options (the trees lab's curve over tree sizes uses it)."""
     cache = {}
+    shared = {} if shared is None else shared
 
     def node(u, ctx):
         ck = (u, key(ctx))
@@ -313,9 +317,12 @@ def _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact
                 if len(q) != len(p):
                     raise ValueError(f"target and draft rows differ in size at {ctx}: {len(p)} vs {len(q)}")
                 kids = _offered(kids, q, replacement)
-                accepted, fallbacks = multi_draft_outcomes(
-                    p, q, len(kids), rule=rule, replacement=replacement, epsilon=epsilon, delta=delta
-                )
+                sk = (key(ctx), len(kids))
+                if sk not in shared:
+                    shared[sk] = multi_draft_outcomes(
+                        p, q, len(kids), rule=rule, replacement=replacement, epsilon=epsilon, delta=delta
+                    )
+                accepted, fallbacks = shared[sk]
             else:
                 accepted, fallbacks = {}, [(1 if exact else 1.0, p)]
             cache[ck] = (kids, p, accepted, fallbacks)
@@ -394,8 +401,11 @@ def tree_round_stats(
     """Expected accepted length of one round (exact by default) and its pass size: every node plus
     the last emitted token's position (n + 1 positions)."""
     _opts(rule, replacement, epsilon, delta, tree)
-    key = key or tuple
-    node = _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key)
+    return _round_stats(target, draft, prefix, tree, rule, replacement, epsilon, delta, exact, key or tuple)
+
+
+def _round_stats(target, draft, prefix, tree, rule, replacement, epsilon, delta, exact, key, shared=None):
+    node = _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key, shared)
     memo = {}
 
     def accepted_length(u, ctx):
@@ -619,17 +629,22 @@ def _lab_curve(family, quality, rule, replacement):
     ck = ("curve", family, quality, rule, replacement)
     if ck not in _LAB_CACHE:
         target, draft = _lab_models(quality)
+        shared = {}  # same models and options for every size: verification outcomes are shared
+        eps, dlt = TYPICAL_EPSILON, TYPICAL_DELTA
         _LAB_CACHE[ck] = tuple(
             float(
-                tree_round_stats(
+                _round_stats(
                     target,
                     draft,
                     (),
                     family_tree(family, n),
-                    rule=rule,
-                    replacement=replacement,
-                    exact=False,
-                    key=last_token_key,
+                    rule,
+                    replacement,
+                    eps,
+                    dlt,
+                    False,
+                    last_token_key,
+                    shared,
                 ).expected_accepted
             )
             for n in range(1, LAB_MAX_NODES + 1)
