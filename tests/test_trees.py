@@ -202,6 +202,31 @@ def test_lab_numbers_and_texts():
         tree_lab_numbers("chain", 2, 1.5, "recursive", True)
 
 
+@pytest.mark.parametrize("family", ["chain", "wide", "deep"])
+@pytest.mark.parametrize("rule, replacement", [("recursive", True), ("no_update", False), ("typical", True)])
+def test_lab_curve_equals_tree_round_stats_per_size(family, rule, replacement):
+    """The lab's curve shares verification outcomes between its eight trees (a speed-up); every
+    point must still be exactly what tree_round_stats gives for that tree alone."""
+    from specdec_core import trees as T
+
+    for quality in (0.0, 0.35):
+        T._LAB_CACHE.clear()
+        curve = T.tree_lab_numbers(family, 1, quality, rule, replacement)["curve"]
+        target, draft = T._lab_models(quality)
+        for n, got in enumerate(curve, start=1):
+            alone = T.tree_round_stats(
+                target,
+                draft,
+                (),
+                T.family_tree(family, n),
+                rule=rule,
+                replacement=replacement,
+                exact=False,
+                key=T.last_token_key,
+            )
+            assert got == float(alone.expected_accepted), (family, quality, n)
+
+
 def test_lab_every_corner_reads_without_nan():
     from specdec_core.labs.trees import trees_lab
 
