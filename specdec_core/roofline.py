@@ -38,7 +38,6 @@ from .distributions import check_gamma, check_int, check_nonnegative, check_prob
 from .kv import check_dtype, get_shape, model_kv_bytes
 
 __all__ = [
-    "serving_curve",
     "HARDWARE",
     "LEVIATHAN_SOURCE",
     "LEVIATHAN_TABLE2",
@@ -62,6 +61,7 @@ __all__ = [
     "relative_cost",
     "ridge_point",
     "roofline_curve",
+    "serving_curve",
     "serving_point",
     "speculation_speedup",
     "verification_cost",

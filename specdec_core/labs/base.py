@@ -392,7 +392,7 @@ class Lab(w.VBox):
             # Each frame goes to the page as a data: URL (format "url"), not as PNG bytes: ipywidgets
             # shows PNG bytes through a blob: URL, which Chromium fetches and decodes later —
             # measured in headless Chromium, decode-to-paint median 16 ms for a blob: URL, 3 ms for
-            # a data: URL of the same frame (1/3 more bytes on the wire, 15-45 kB per frame).
+            # a data: URL of the same frame (1/3 more bytes on the wire: 20-70 kB per frame).
             self.figure = w.Image(
                 format="url",
                 width=self._size[0],
