@@ -40,6 +40,10 @@ class LabServer:
     def url(self, relpath: str, workspace: str) -> str:
         return f"{self.base}/lab/workspaces/{workspace}/tree/{relpath}?reset&token={self.token}"
 
+    def home_url(self, workspace: str) -> str:
+        """Lab in a fresh workspace with no document open (notebooks are then opened in it)."""
+        return f"{self.base}/lab/workspaces/{workspace}?reset&token={self.token}"
+
     def log_tail(self, n: int = 4000) -> str:
         try:
             return self.log.read_text(errors="replace")[-n:]

@@ -1,7 +1,8 @@
 """Every lab in every notebook, in JupyterLab in Chromium, the way a learner uses it.
 
-One test per notebook (one page, one kernel; the Lab server and Chromium are shared by the
-session), running :func:`labdriver.walk_notebook`:
+One test per notebook (one kernel; the Lab server, Chromium and one Lab page are shared by the
+session: each notebook is opened inside the Lab the page shows), running
+:func:`labdriver.walk_notebook`:
 
 1. first open, nothing run (a fresh clone: untrusted): no raw widget repr, no widget error; each
    lab's static copy or friendly fallback is visible;
@@ -14,7 +15,7 @@ session), running :func:`labdriver.walk_notebook`:
    ``spec.problem(state)`` speaks (an impossible state is reached where the controls allow),
    and nothing may overflow or clip at 1280×900 with the file browser open;
 4. save, restart the kernel: every lab shows its "re-run this cell" note;
-5. close, reopen without running: no "Error displaying widget"/"model not found", every lab
+5. close, reopen without running (Lab loaded afresh): no "Error displaying widget"/"model not found", every lab
    readable; layout checked again.
 
 Any console error or uncaught page error fails (a short, justified allowlist lives in labdriver).
@@ -201,9 +202,10 @@ def specs():
 
 
 @pytest.mark.parametrize("notebook", sorted(TABLE))
-def test_every_lab_of_the_notebook(notebook, specs, lab, page, screenshots_dir):
+def test_every_lab_of_the_notebook(notebook, specs, lab, lab_page, screenshots_dir):
     path = NOTEBOOKS_SRC / notebook
     assert path.exists(), f"notebook {notebook}: promised labs {TABLE[notebook]} but no such notebook"
+    page = lab_page
     console = Console().attach(page)
     number = notebook.split("-", 1)[0]
     run = run_indices(path) if number in PARTIAL_RUN else None
@@ -221,4 +223,5 @@ def test_every_lab_of_the_notebook(notebook, specs, lab, page, screenshots_dir):
         run=run,
         shots=screenshots_dir,
     )
+    console.detach()
     print(report)

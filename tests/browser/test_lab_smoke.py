@@ -23,20 +23,29 @@ CELLS = [
 ]
 
 
+_EXECUTED: list = []  # the executed smoke notebook, built once per session (nbconvert: ~4 s)
+
+
 def _write_notebook(lab) -> str:
     """The smoke notebook, executed and stored the way the course notebooks are (nbconvert keeps
-    the widget state), so first open shows the static copy and the friendly fallback."""
+    the widget state), so first open shows the static copy and the friendly fallback. Executed
+    once; each test gets a fresh copy of that file."""
     from nbconvert.preprocessors import ExecutePreprocessor
 
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in CELLS])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    ExecutePreprocessor(timeout=120, kernel_name="python3").preprocess(nb, {"metadata": {"path": str(HERE)}})
+    if not _EXECUTED:
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in CELLS])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        ExecutePreprocessor(timeout=120, kernel_name="python3").preprocess(
+            nb, {"metadata": {"path": str(HERE)}}
+        )
+        _EXECUTED.append(nbformat.writes(nb))
     (lab.root / "_smoke").mkdir(exist_ok=True)
-    nbformat.write(nb, lab.root / "_smoke" / "smoke.ipynb")
+    (lab.root / "_smoke" / "smoke.ipynb").write_text(_EXECUTED[0])
     return "_smoke/smoke.ipynb"
 
 
-def test_walk_a_lab_built_on_the_protocol(lab, page, screenshots_dir):
+def test_walk_a_lab_built_on_the_protocol(lab, lab_page, screenshots_dir):
+    page = lab_page
     console = Console().attach(page)
     relpath = _write_notebook(lab)
     report = walk_notebook(
@@ -49,6 +58,7 @@ def test_walk_a_lab_built_on_the_protocol(lab, page, screenshots_dir):
         specs={"smoke": smokelab.SPEC},
         shots=screenshots_dir,
     )
+    console.detach()
     assert report.labs == ["smoke"]
     assert report.events >= 3 * len(smokelab.SPEC.controls)
     print(report)
@@ -65,7 +75,7 @@ def test_walk_a_lab_built_on_the_protocol(lab, page, screenshots_dir):
 # although the file holds its state (seen on 04 and 01 at load average ≈ 10 on 2 cores). The
 # static copy's CSS hides such an output and shows the copy instead, so this must pass either way;
 # the next test forces the failing case.
-def test_reopen_in_the_same_page(lab, page):
+def test_reopen_in_the_same_page(lab, lab_page):
     """Run, save, close the tab and reopen the file in the same Lab page: no visible widget error,
     and the lab readable (restored from its saved state, or its static copy)."""
     from labdriver import (
@@ -77,6 +87,7 @@ def test_reopen_in_the_same_page(lab, page):
         save,
     )
 
+    page = lab_page
     relpath = _write_notebook(lab)
     open_notebook(page, lab, relpath, "smoke-same-page")
     run_all(page)
@@ -86,7 +97,7 @@ def test_reopen_in_the_same_page(lab, page):
     check_static_copies(page, [smokelab.SPEC.name], "reopened in the same page", fallback_ok=False)
 
 
-def test_reopen_without_saved_state_shows_the_static_copy(lab, page):
+def test_reopen_without_saved_state_shows_the_static_copy(lab, lab_page):
     """When ipywidgets cannot restore a saved lab (the race above, or a notebook saved without
     widget state), the failed widget output must not show its error: the static copy's CSS hides
     it and the static copy is visible instead. Forced here by removing the saved widget state and
@@ -101,6 +112,7 @@ def test_reopen_without_saved_state_shows_the_static_copy(lab, page):
     )
     from nbformat.sign import NotebookNotary
 
+    page = lab_page
     relpath = _write_notebook(lab)
     open_notebook(page, lab, relpath, "smoke-no-state")
     run_all(page)
