@@ -11,6 +11,19 @@ for each event the page records, with ``performance.now()``:
   ``spec.texts(state)`` says changes was rewritten, and the figure's new image was decoded
   (``img.decode()``), then one animation frame (the paint that shows it).
 
+Each lab is measured in two modes, because on this machine they differ by up to 2×:
+
+* ``back-to-back``: the next event 30 ms after the last one was painted (a learner holding an
+  arrow key, or stepping quickly);
+* ``isolated``: the next event 400 ms after (a learner who moves, looks, moves again). Every
+  process then starts from idle: on this VM the same work takes more CPU and each wake-up costs,
+  so an isolated move is *slower* than one in a quick sequence.
+
+Per mode the CPU time each group of processes spent per event is recorded from ``/proc`` (the
+browser's renderer, the rest of Chromium, the Jupyter server, the kernel, and the harness —
+this script and Playwright's driver — over the whole loop, waits included), which says whose
+work the 2 cores were doing.
+
 The round trip t1 − t0 covers the widget's message to the kernel, the Python update (texts and
 PNG), the messages back and the browser's decode and paint. The page itself resolves a promise
 when the last change is painted, so the harness does not poll (polling from Python took CPU from
@@ -46,6 +59,8 @@ from labserver import start_lab_server  # noqa: E402
 
 EVENTS, WARMUP = 24, 3
 GOAL_P95_MS = 80.0
+#: Pause after one event is painted before the next input (ms), per mode (see the docstring).
+MODES = {"back-to-back": 30, "isolated": 400}
 SKIP = {"09"}  # its Run All loads the real model; its only lab is a quiz like every other
 
 # Installed once per page: records the time of the last input event and, per lab root, the time
@@ -161,7 +176,45 @@ def pick_slider(spec, state):
     return None
 
 
-def measure_lab(page, index, spec, model) -> dict:
+def _process_group(pid: str) -> str | None:
+    """Which group a process belongs to (None: not ours): Chromium's renderer, the rest of
+    Chromium, the Jupyter server, a kernel, or the harness (Python, Playwright's node driver)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return None
+    if "ipykernel" in cmd:
+        return "kernel"
+    if "jupyterlab" in cmd or "jupyter-lab" in cmd:
+        return "server"
+    if str(ld.CHROMIUM) in cmd or "chrom" in cmd.split(" ", 1)[0]:
+        return "renderer" if "--type=renderer" in cmd else "chromium (other)"
+    if "playwright" in cmd or cmd.startswith(sys.executable):
+        return "harness"
+    return None
+
+
+def process_cpu_ms() -> dict:
+    """CPU time (user + system, ms) used so far by each group of processes (Linux /proc)."""
+    tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
+    out: dict = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        group = _process_group(pid)
+        if group is None:
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[group] = out.get(group, 0.0) + (int(fields[11]) + int(fields[12])) * tick_ms
+    return out
+
+
+def measure_lab(page, index, spec, model, gap_ms: int) -> dict:
     page.evaluate("(i) => window.__rt.watch(i)", index)
     times, misses = [], 0
     parts = {k: [] for k in PARTS}
@@ -199,6 +252,7 @@ def measure_lab(page, index, spec, model) -> dict:
             model.state[key] = b if n % 2 == 0 else a
             return before, lambda: page.keyboard.press("ArrowRight" if go_up else "ArrowLeft")
 
+    cpu_start, wall_start = process_cpu_ms(), time.monotonic()
     for n in range(EVENTS + WARMUP):
         before, fire = event(n)
         after = model.texts()
@@ -219,7 +273,9 @@ def measure_lab(page, index, spec, model) -> dict:
             for k in PARTS:
                 if res.get(k) is not None and (k == "first_reply" or "figure" in expected):
                     parts[k].append(res[k])
-        page.wait_for_timeout(30)
+        page.wait_for_timeout(gap_ms)
+    cpu_end, wall = process_cpu_ms(), time.monotonic() - wall_start
+    events = EVENTS + WARMUP
     times.sort()
     p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))] if times else None
     return {
@@ -231,6 +287,11 @@ def measure_lab(page, index, spec, model) -> dict:
         "p95_ms": round(p95, 1) if p95 is not None else None,
         "max_ms": round(times[-1], 1) if times else None,
         "meets_goal": p95 is not None and p95 <= GOAL_P95_MS,
+        "gap_ms": gap_ms,
+        "cpu_ms_per_event": {
+            k: round((cpu_end[k] - cpu_start.get(k, 0.0)) / events, 1) for k in sorted(cpu_end)
+        },
+        "wall_ms_per_event": round(1000 * wall / events, 1),
     }
 
 
@@ -274,11 +335,12 @@ def main(argv) -> int:
                                 spec = test_labs.PER_ITEM[m["name"]](m["texts"])
                             else:
                                 spec = ld.resolve_spec(m["name"], m, specs)
-                            model = ld.LabModel(spec, m["controls"])
-                            r = measure_lab(page, i, spec, model)
-                            r.update(notebook=notebook, lab=m["name"])
-                            print(json.dumps(r, ensure_ascii=False), flush=True)
-                            results.append(r)
+                            model = ld.LabModel(spec, m["controls"])  # follows the kernel's state
+                            for mode, gap in MODES.items():
+                                r = measure_lab(page, i, spec, model, gap)
+                                r.update(notebook=notebook, lab=m["name"], mode=mode)
+                                print(json.dumps(r, ensure_ascii=False), flush=True)
+                                results.append(r)
                         page.evaluate(
                             "async () => { await window.jupyterapp.shell.currentWidget"
                             ".sessionContext.shutdown(); }"
@@ -293,6 +355,7 @@ def main(argv) -> int:
         "what": "browser round trip, input event → readouts and figure changed and painted (ms)",
         "goal_p95_ms": GOAL_P95_MS,
         "events_per_lab": EVENTS,
+        "modes_gap_ms": MODES,
         "warmup_events": WARMUP,
         "machine": {
             "cpu": benchinfo.cpu_name(),
@@ -312,9 +375,15 @@ def main(argv) -> int:
     print(f"load average: start {out['load_avg_start']}, end {out['load_avg_end']} on {os.cpu_count()} cores")
     for r in results:
         print(
-            f"{r['notebook'][:2]} {r['lab']:11s} median {r.get('median_ms')} ms, "
+            f"{r['notebook'][:2]} {r['lab']:11s} {r['mode']:12s} median {r.get('median_ms')} ms, "
             f"p95 {r.get('p95_ms')} ms over {r.get('n')} events ({r.get('event', r.get('skipped'))})"
         )
+        if r.get("cpu_ms_per_event"):
+            print(
+                "     CPU ms per event: "
+                + ", ".join(f"{k} {v}" for k, v in r["cpu_ms_per_event"].items())
+                + f" (wall {r['wall_ms_per_event']} ms per event)"
+            )
         if r.get("parts_median_ms"):
             print(
                 "     medians after the event (ms): "

@@ -730,3 +730,30 @@ def test_live_frame_is_sent_as_a_data_url_of_the_png_shown():
     for bad in (b"GIF89a", "text", None):
         with pytest.raises(ValueError, match="png must be"):
             png_data_url(bad)
+
+
+def test_pinned_xlabel_sits_where_a_fresh_draw_puts_it():
+    """BlitPNG pins a region Axes' x label after its first draw (frames.pin_xlabel); across new
+    axis scales it must stay exactly where a fresh drawing of that state places it — and the
+    comparison can fail: a label pinned 3 px lower is caught."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from specdec_core.labs import kv as kv_mod
+
+    def label_box(fig, ax):
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        return ax.xaxis.label.get_window_extent(canvas.get_renderer()).get_points()
+
+    view = kv_mod.KvView()
+    view.png(kv_mod.DEFAULTS)
+    for budget in (5.0, 61.0, 250.0, 320.0):  # four x scales, each a new region repaint
+        state = {**kv_mod.DEFAULTS, "budget_gib": budget}
+        view.png(state)
+        live = label_box(view.fig, view.bars.ax)
+        fresh_fig = kv_mod.kv_figure(state)
+        fresh = label_box(fresh_fig, fresh_fig.axes[0])
+        assert np.allclose(live, fresh, atol=1e-6), (budget, live, fresh)
+    x, y = view.bars.ax.xaxis.label.get_position()
+    view.bars.ax.xaxis.set_label_coords(x, y - 3 / view.bars.ax.bbox.height)
+    assert not np.allclose(label_box(view.fig, view.bars.ax), fresh, atol=1e-6)

@@ -103,6 +103,19 @@ def message_png(width_px: int, height_px: int, text: str, dpi: int = DPI) -> byt
     return figure_png(fig)
 
 
+def pin_xlabel(ax) -> None:
+    """Fix the x-axis label of a drawn Axes at the place the last draw gave it.
+
+    Matplotlib places an x label below the tick labels' bounding boxes, measured at every draw.
+    Horizontal tick labels keep their height when the limits change, so the place does not move;
+    pinning it skips that measuring. Identical pixels (tested against fresh draws)."""
+    label = ax.xaxis.label
+    if not label.get_text():
+        return
+    x, y = ax.transAxes.inverted().transform(label.get_transform().transform(label.get_position()))
+    ax.xaxis.set_label_coords(float(x), float(y))
+
+
 class BlitPNG:
     """PNG frames of a figure whose static parts are drawn once.
 
@@ -114,7 +127,9 @@ class BlitPNG:
     ``regions`` (optional, Axes -> ``(x0, y0, x1, y1)`` in figure fractions) gives an Axes a fixed
     panel that holds all its static parts; then ``invalidate(ax, key)`` caches that panel's
     pixels under ``key`` (e.g. the γ whose ticks it shows), and a later invalidation with the
-    same key restores them instead of drawing again.
+    same key restores them instead of drawing again. After the first full draw, the x-axis label
+    of each such Axes is pinned where that draw put it (:func:`pin_xlabel`), so a repaint does not
+    measure every tick label again to place it (kv lab: 4-5 ms of a ~30 ms repaint).
     """
 
     def __init__(self, fig, dynamic, dpi: int | None = None, regions=None, max_cached: int = 64):
@@ -185,6 +200,8 @@ class BlitPNG:
                 self.fig.set_layout_engine("none")
                 canvas.draw()
             renderer = canvas.get_renderer()
+            for ax in self.regions:
+                pin_xlabel(ax)
             self.extents = {ax: ax.get_tightbbox(renderer) for ax in self.fig.axes}
             self.background = canvas.copy_from_bbox(self.fig.bbox)
             self.stale_axes.clear()

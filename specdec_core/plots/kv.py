@@ -47,7 +47,8 @@ class BreakdownView:
         ax.set_xlabel("GiB at the peak of a round")
         if legend:
             ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.5), ncol=3, fontsize=7, frameon=False)
-        self.title = ax.set_title("", fontsize=9)
+        # y given: the title is not re-placed from the tick labels at every draw (no top ticks)
+        self.title = ax.set_title("", fontsize=9, y=1.0)
         tag_kind(ax, "derived")
 
     def update(self, ws: WorkingSet, title: str = "") -> None:
