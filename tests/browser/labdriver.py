@@ -700,9 +700,8 @@ def wait_control(page, index: int, model: LabModel, key: str, target, timeout_ms
 
 
 def press_action(page, index: int, key: str) -> None:
-    btn = root(page, index).locator(f".lab-control-{key}")
-    btn.scroll_into_view_if_needed()
-    btn.click()
+    # (click() scrolls the button into view itself, as for the other controls)
+    root(page, index).locator(f".lab-control-{key}").click()
 
 
 def figure_state(page, index: int) -> dict:
