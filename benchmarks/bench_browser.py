@@ -35,7 +35,11 @@ over ``EVENTS`` events (after ``WARMUP`` unrecorded ones), with the machine's lo
 and after (the machine is shared; numbers under load are what a learner on a busy laptop gets).
 
 Writes benchmarks/results/browser.json. Goal (issue 11): p95 ≤ 80 ms. Run:
-``.venv/bin/python benchmarks/bench_browser.py [notebook-number ...]``.
+``.venv/bin/python benchmarks/bench_browser.py [notebook-number ... | floor]``.
+
+The *floor* rows measure, the same way, a bare slider that swaps an image between two
+precomputed lab frames (and one that only rewrites a text): what JupyterLab, ipywidgets and this
+machine cost before a lab does any Python work.
 """
 
 from __future__ import annotations
@@ -275,14 +279,89 @@ def measure_lab(page, index, spec, model, gap_ms: int) -> dict:
                     parts[k].append(res[k])
         page.wait_for_timeout(gap_ms)
     cpu_end, wall = process_cpu_ms(), time.monotonic() - wall_start
+    row = summarize(times, misses, cpu_start, cpu_end, wall, gap_ms)
+    row["event"] = what
+    row["parts_median_ms"] = {k: round(statistics.median(v), 1) for k, v in parts.items() if v}
+    return row
+
+
+#: The floor: what any ipywidgets figure lab costs in JupyterLab on this machine before its own
+#: Python work. A bare slider whose observer swaps an Image between two precomputed frames of the
+#: counts lab (same size and bytes as a real move) and rewrites one HTML text — no computing at
+#: all. "text" is the same without the image. Measured like a lab, in both modes.
+FLOOR_CELL = """import ipywidgets as w
+from specdec_core.labs import counts
+from specdec_core.labs.base import Lab
+lab = Lab(counts.SPEC)
+urls = [lab.set(alpha=a).figure.value for a in (0.6, 0.61)]
+slider = w.IntSlider(0, min=0, max=1)
+slider.add_class("lab-control-x")
+text = w.HTML("position 0")
+text.add_class("lab-text-position")
+img = w.Image(value=urls[0], format="url", width=740, height=300)
+img.add_class("lab-figure")
+def move(change):
+    if KIND == "image":
+        img.value = urls[change["new"]]
+    text.value = f"position {change['new']}"
+slider.observe(move, names="value")
+box = w.VBox([slider, text, img] if KIND == "image" else [slider, text])
+box.add_class("specdec-lab")
+box"""
+
+
+def measure_floor(browser, lab) -> list[dict]:
+    import nbformat
+
+    rows = []
+    for kind in ("image", "text"):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"KIND = {kind!r}\n" + FLOOR_CELL)])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nbformat.write(nb, lab.root / f"floor-{kind}.ipynb")
+        ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+        ctx.add_init_script(WS_HOOK)
+        ctx.set_default_timeout(60_000)
+        page = ctx.new_page()
+        ld.open_notebook(page, lab, f"floor-{kind}.ipynb", f"bench-floor-{kind}")
+        ld.run_all(page)
+        ld.wait_outputs_settled(page)
+        page.evaluate(PROBE)
+        page.evaluate("(i) => window.__rt.watch(i)", 0)
+        page.locator(".lab-control-x .noUi-handle").first.focus()
+        expected = ["text:position"] + (["figure"] if kind == "image" else [])
+        for mode, gap in MODES.items():
+            times, misses = [], 0
+            cpu_start, wall_start = process_cpu_ms(), time.monotonic()
+            for n in range(EVENTS + WARMUP):
+                page.keyboard.press("ArrowRight" if n % 2 == 0 else "ArrowLeft")
+                res = page.evaluate(DONE, [expected, 5000])
+                if res is None:
+                    misses += 1
+                elif n >= WARMUP:
+                    times.append(res["total"])
+                page.wait_for_timeout(gap)
+            cpu_end, wall = process_cpu_ms(), time.monotonic() - wall_start
+            row = summarize(times, misses, cpu_start, cpu_end, wall, gap)
+            row.update(
+                event=f"bare slider 0 ↔ 1 → {'image swap + ' if kind == 'image' else ''}one text (no Python work)",
+                notebook="(floor: no notebook of the course)",
+                lab=f"floor-{kind}",
+                mode=mode,
+            )
+            print(json.dumps(row, ensure_ascii=False), flush=True)
+            rows.append(row)
+        ctx.close()
+    return rows
+
+
+def summarize(times, misses, cpu_start, cpu_end, wall, gap_ms) -> dict:
+    """Median, p95 and max of the round trips; CPU per event per process group."""
     events = EVENTS + WARMUP
-    times.sort()
+    times = sorted(times)
     p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))] if times else None
     return {
-        "event": what,
         "n": len(times),
         "misses": misses,
-        "parts_median_ms": {k: round(statistics.median(v), 1) for k, v in parts.items() if v},
         "median_ms": round(statistics.median(times), 1) if times else None,
         "p95_ms": round(p95, 1) if p95 is not None else None,
         "max_ms": round(times[-1], 1) if times else None,
@@ -346,6 +425,8 @@ def main(argv) -> int:
                             ".sessionContext.shutdown(); }"
                         )
                         ctx.close()
+                    if not wanted or "floor" in wanted:
+                        results += measure_floor(browser, lab)
                 finally:
                     browser.close()
         finally:
@@ -375,7 +456,7 @@ def main(argv) -> int:
     print(f"load average: start {out['load_avg_start']}, end {out['load_avg_end']} on {os.cpu_count()} cores")
     for r in results:
         print(
-            f"{r['notebook'][:2]} {r['lab']:11s} {r['mode']:12s} median {r.get('median_ms')} ms, "
+            f"{r['notebook'][:2] if r['notebook'][0].isdigit() else '--'} {r['lab']:12s} {r['mode']:12s} median {r.get('median_ms')} ms, "
             f"p95 {r.get('p95_ms')} ms over {r.get('n')} events ({r.get('event', r.get('skipped'))})"
         )
         if r.get("cpu_ms_per_event"):
