@@ -11,13 +11,13 @@ for each event the page records, with ``performance.now()``:
   ``spec.texts(state)`` says changes was rewritten, and the figure's new image was decoded
   (``img.decode()``), then one animation frame (the paint that shows it).
 
-Each lab is measured in two modes, because on this machine they differ by up to 2×:
+Each lab is measured in two modes, because on this machine they can differ by up to 2×:
 
 * ``back-to-back``: the next event 30 ms after the last one was painted (a learner holding an
   arrow key, or stepping quickly);
 * ``isolated``: the next event 400 ms after (a learner who moves, looks, moves again). Every
-  process then starts from idle: on this VM the same work takes more CPU and each wake-up costs,
-  so an isolated move is *slower* than one in a quick sequence.
+  process then starts from idle; on this VM such moves were at times up to twice as slow as
+  quick ones (the kernel's CPU per move rose too), though not in every run.
 
 Per mode the CPU time each group of processes spent per event is recorded from ``/proc`` (the
 browser's renderer, the rest of Chromium, the Jupyter server, the kernel, and the harness —
