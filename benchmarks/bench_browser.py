@@ -350,6 +350,7 @@ def measure_floor(browser, lab) -> list[dict]:
             )
             print(json.dumps(row, ensure_ascii=False), flush=True)
             rows.append(row)
+        ld.close_all(page)  # its kernel is shut down before the next floor starts, as for notebooks
         ctx.close()
     return rows
 
