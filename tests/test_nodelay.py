@@ -22,10 +22,13 @@ def test_connect_sets_nodelay_before_the_usual_connect(monkeypatch):
     monkeypatch.setattr(
         ZMQChannelsWebsocketConnection, "connect", lambda self: calls.append("connect") or "f"
     )
-    conn = object.__new__(nodelay.NoDelayConnection)  # no server: only connect() is exercised
-    handler = SimpleNamespace(set_nodelay=lambda on: calls.append(("nodelay", on)))
-    conn.__dict__["_trait_values"] = {"websocket_handler": handler}
-    assert nodelay.NoDelayConnection.connect(conn) == "f"
+
+    class NoServer(nodelay.NoDelayConnection):
+        """Only connect() is exercised: a plain attribute stands in for the handler trait."""
+
+        websocket_handler = SimpleNamespace(set_nodelay=lambda on: calls.append(("nodelay", on)))
+
+    assert NoServer().connect() == "f"
     assert calls == [("nodelay", True), "connect"]
 
 
