@@ -206,11 +206,16 @@ def _process_group(pid: str) -> str | None:
     return None
 
 
-def steal_ticks() -> int:
-    """The VM's steal counter (all cores, in clock ticks of 10 ms): it advances while the
-    hypervisor runs another guest although this machine has work ready."""
+def vm_ticks() -> dict:
+    """The whole VM's CPU counters (all cores, in clock ticks of 10 ms, ``/proc/stat``): idle, and
+    steal — time the hypervisor ran another guest although this machine had work ready."""
     with open("/proc/stat") as f:
-        return int(f.readline().split()[8])
+        cpu = f.readline().split()  # cpu user nice system idle iowait irq softirq steal ...
+    return {"idle": int(cpu[4]), "steal": int(cpu[8])}
+
+
+def steal_ticks() -> int:
+    return vm_ticks()["steal"]
 
 
 def process_cpu_ms() -> dict:
@@ -230,12 +235,8 @@ def process_cpu_ms() -> dict:
         except OSError:
             continue
         out[group] = out.get(group, 0.0) + (int(fields[11]) + int(fields[12])) * tick_ms
-    # The whole VM, all cores: time left idle, and time the hypervisor gave to other guests
-    # ("steal": this machine's processes were ready to run but got no CPU).
-    with open("/proc/stat") as f:
-        cpu = f.readline().split()  # cpu user nice system idle iowait irq softirq steal ...
-    out["idle (VM)"] = int(cpu[4]) * tick_ms
-    out["steal (VM)"] = int(cpu[8]) * tick_ms
+    for k, ticks in vm_ticks().items():
+        out[f"{k} (VM)"] = ticks * tick_ms
     return out
 
 
