@@ -45,7 +45,8 @@ Writes benchmarks/results/browser.json. Goal (issue 11): p95 ≤ 80 ms. Run:
 
 The *floor* rows measure, the same way, a bare slider that swaps an image between two
 precomputed lab frames (and one that only rewrites a text): what JupyterLab, ipywidgets and this
-machine cost before a lab does any Python work.
+machine cost before a lab does any Python work. The stored file keeps the image-swap floor's p95
+per mode (``floor_image_p95_ms``), and the summary prints each figure lab's p95 minus it.
 """
 
 from __future__ import annotations
@@ -500,12 +501,19 @@ def main(argv) -> int:
         "parts": "per lab, medians of " + ", ".join(PARTS) + " (ms after the input event); see PARTS",
         "labs": results,
     }
+    # The same run's floor, per mode: a figure lab's p95 minus it is what the lab adds on top of
+    # what JupyterLab, ipywidgets and this machine cost for an image swap at that moment.
+    floor = {r["mode"]: r["p95_ms"] for r in results if r["lab"] == "floor-image"}
+    if floor:
+        out["floor_image_p95_ms"] = floor
     print(f"load average: start {out['load_avg_start']}, end {out['load_avg_end']} on {os.cpu_count()} cores")
     for r in results:
         print(
             f"{r['notebook'][:2] if r['notebook'][0].isdigit() else '--'} {r['lab']:12s} {r['mode']:12s} median {r.get('median_ms')} ms, "
             f"p95 {r.get('p95_ms')} ms over {r.get('n')} events ({r.get('event', r.get('skipped'))})"
         )
+        if floor.get(r.get("mode")) is not None and r.get("parts_median_ms", {}).get("figure_decoded"):
+            print(f"     p95 minus this run's image-swap floor: {r['p95_ms'] - floor[r['mode']]:+.1f} ms")
         if r.get("without_steal"):
             c = r["without_steal"]
             print(
