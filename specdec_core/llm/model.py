@@ -53,30 +53,43 @@ def rope_rotate_half(x, cos, sin):
     return np.concatenate([x0 * cos - x1 * sin, x0 * sin + x1 * cos], axis=-1)
 
 
-#: Products with at most this many rows are done one row at a time (matrix-vector): on a
-#: 2-core CPU OpenBLAS's matrix-matrix kernel is slower than 2–3 matrix-vector products for
-#: 2–3 rows (the weights come back from cache for the later rows). Tuned by
-#: benchmarks/bench_llm.py; 1 switches it off.
-GEMV_MAX_ROWS = 3
-#: Larger products get their rows padded with zeros up to a multiple of this: OpenBLAS's
-#: kernels were measured faster at 8 or 16 rows than at 7 or 11 (benchmarks/bench_llm.py).
-PAD_ROWS = 8
+#: Height of the row blocks that :func:`product` multiplies one at a time for a few rows.
+BLOCK = 16
+#: Up to this many rows :func:`product` goes block by block; beyond, one BLAS call.
+BLOCKED_MAX_ROWS = 32
 
 
-def matmul(x, w):
-    """x (T, in) @ w (in, out), choosing matrix-vector products for few rows and padding the
-    row count of larger products (see GEMV_MAX_ROWS, PAD_ROWS). Results equal x @ w."""
+def product(x, w):
+    """``x @ w.T`` for a weight matrix stored (out, in), reading the weights once per call.
+
+    Scoring T positions multiplies T rows by every weight matrix. While T is small the pass
+    is memory-bound (notebook 06's roofline): its cost is reading the weights, so T rows
+    should cost about what one row costs. How the product is called decides whether they do:
+
+    * **T = 1**: ``w @ x`` is a matrix-vector product (BLAS gemv), which streams each
+      weight row once — at the memory's speed.
+    * **2 ≤ T ≤ BLOCKED_MAX_ROWS**: the rows of ``w`` are taken as contiguous blocks of
+      ``BLOCK`` outputs (a reshape, no copy), and each block (BLOCK, in) is multiplied by
+      the T inputs while it is still in cache: the weights are read from memory once and the
+      extra rows cost only arithmetic. One ``np.matmul`` call loops over the blocks in C.
+      (A single BLAS matrix-matrix call for a handful of rows is about 3× slower here:
+      OpenBLAS copies ("packs") whole weight panels on every call, reading the weights more
+      than once.)
+    * **more rows** (a long prompt's prefill): one BLAS call, ``x @ w.T``, which is
+      compute-bound anyway and where packing pays for itself.
+
+    The three paths sum in different orders, so results agree with ``x @ w.T`` to float32
+    rounding, not bit for bit (``tests/test_llm_product.py``; notebook 09 §4 measures what that
+    does to greedy output).
+    """
     T = x.shape[0]
-    if 1 < T <= GEMV_MAX_ROWS:
-        out = np.empty((T, w.shape[1]), dtype=np.result_type(x, w))
-        for i in range(T):
-            np.matmul(x[i], w, out=out[i])
-        return out
-    if T > 1 and PAD_ROWS > 1 and T % PAD_ROWS:
-        xp = np.zeros((T + PAD_ROWS - T % PAD_ROWS, x.shape[1]), dtype=x.dtype)
-        xp[:T] = x
-        return (xp @ w)[:T]
-    return x @ w
+    out_dim, in_dim = w.shape
+    if T == 1:
+        return (w @ x[0])[None, :]
+    if T <= BLOCKED_MAX_ROWS and out_dim % BLOCK == 0:
+        r = np.matmul(w.reshape(out_dim // BLOCK, BLOCK, in_dim), x.T)  # (blocks, BLOCK, T)
+        return r.transpose(2, 0, 1).reshape(T, out_dim)
+    return x @ w.T
 
 
 def silu(x):
@@ -162,9 +175,7 @@ class Llama:
         ids = np.asarray(tokens, dtype=np.int64)
         if ids.size and (ids.min() < 0 or ids.max() >= self.cfg.vocab_size):
             raise ValueError(f"token ids must be in [0, {self.cfg.vocab_size})")
-        if "embed" in self.w:
-            return self.w["embed"][ids]
-        return np.ascontiguousarray(self.w["head"][:, ids].T)
+        return self.w["embed" if "embed" in self.w else "head"][ids]
 
     def forward(
         self, tokens, cache: KVCache, rope_fn=rope, collect: dict | None = None, final_norm: bool = True
@@ -200,7 +211,7 @@ class Llama:
         for l in range(self.n_layers):
             w = self.w
             h = rms_norm(x, w[f"{l}.attn_norm"], c.rms_eps)
-            qkv = matmul(h, w[f"{l}.wqkv"])
+            qkv = product(h, w[f"{l}.wqkv"])
             q = rope_fn(qkv[:, :qd].reshape(T, H, D), cos, sin)
             k = rope_fn(qkv[:, qd : qd + kvd].reshape(T, KVH, D), cos, sin)
             v = qkv[:, qd + kvd :].reshape(T, KVH, D)
@@ -217,11 +228,11 @@ class Llama:
             s = np.exp(s - s.max(axis=-1, keepdims=True))
             s /= s.sum(axis=-1, keepdims=True)
             o = (s @ V).reshape(H, T, D).transpose(1, 0, 2).reshape(T, qd)
-            x = x + matmul(o, w[f"{l}.wo"])
+            x = x + product(o, w[f"{l}.wo"])
             h = rms_norm(x, w[f"{l}.ffn_norm"], c.rms_eps)
-            gu = matmul(h, w[f"{l}.wgu"])
+            gu = product(h, w[f"{l}.wgu"])
             g, u = gu[:, : c.ffn_dim], gu[:, c.ffn_dim :]
-            x = x + matmul(silu(g) * u, w[f"{l}.wdown"])
+            x = x + product(silu(g) * u, w[f"{l}.wdown"])
             if self.check_dtype and x.dtype != F32:
                 raise TypeError(f"layer {l}: residual stream became {x.dtype} (float64 promotion)")
             if collect is not None:
@@ -234,12 +245,22 @@ class Llama:
         cache.n = n
         return h
 
-    def logits(self, hidden):
-        """(T, vocab) float32 logits from final-normed hidden states, through the tied head."""
-        out = matmul(hidden, self.w["head"])
+    def logits(self, hidden, rows=None):
+        """(T, vocab) float32 logits from final-normed hidden states, through the tied head.
+        ``rows``: an index array of token ids; only their logits are computed, (T, len(rows))
+        (a restricted head, e.g. a draft's shortlist; ``head_rows`` precomputes its weights)."""
+        w = self.w["head"] if rows is None else self.head_rows(rows)
+        out = product(hidden, w)
         if self.check_dtype and out.dtype != F32:
             raise TypeError(f"logits are {out.dtype}")
         return out
+
+    def head_rows(self, rows):
+        """The head's weight rows for the given token ids, (len(rows), dim), contiguous."""
+        ids = np.asarray(rows, dtype=np.int64)
+        if ids.ndim != 1 or ids.size == 0 or ids.min() < 0 or ids.max() >= self.cfg.vocab_size:
+            raise ValueError(f"rows must be a non-empty 1-D array of token ids in [0, {self.cfg.vocab_size})")
+        return np.ascontiguousarray(self.w["head"][ids])
 
     def logits_for(self, tokens):
         """Logits at every position of ``tokens``, from scratch (no cache reuse): a reference."""
