@@ -9,7 +9,13 @@ from specdec_core.llm import model as M
 
 # (out, in) of every weight matrix of SmolLM2-135M: fused q/k/v, attention output, fused
 # gate/up, down projection, and the tied head (vocab × width).
-SHAPES = {"wqkv": (960, 576), "wo": (576, 576), "wgu": (3072, 576), "wdown": (576, 1536), "head": (49152, 576)}
+SHAPES = {
+    "wqkv": (960, 576),
+    "wo": (576, 576),
+    "wgu": (3072, 576),
+    "wdown": (576, 1536),
+    "head": (49152, 576),
+}
 ROWS = [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 32, 33, 64, 129]
 
 

@@ -360,3 +360,16 @@ def test_context_length_is_enforced(tiny):
     m = tiny[2].model
     with pytest.raises(ValueError, match="context length"):
         m.forward([5] * (m.cfg.context_length + 1), m.new_cache())
+
+
+def test_logits_two_ways_agree_to_rounding(tiny, ids):
+    from specdec_core.llm import rounding as R
+
+    m = tiny[2].model
+    one, blk = R.logits_two_ways(m, ids, 4, 5)
+    assert one.shape == blk.shape == (len(ids) - 4, m.cfg.vocab_size)
+    assert np.abs(one - m.logits_for(ids)[3:-1]).max() < 1e-4
+    c = R.compare_paths(one, blk)
+    assert c["max_abs_diff"] < 1e-4 and c["positions"] == len(ids) - 4
+    with pytest.raises(ValueError, match="block"):
+        R.logits_two_ways(m, ids, 4, 0)

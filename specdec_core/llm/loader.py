@@ -165,7 +165,10 @@ def iter_packed(get, cfg: LlamaConfig, has_output: bool = False):
             ),
         )
         yield f"{i}.wo", dense(get(b + "attn_output.weight"))
-        yield f"{i}.wgu", dense(np.concatenate([get(b + "ffn_gate.weight"), get(b + "ffn_up.weight")], axis=0))
+        yield (
+            f"{i}.wgu",
+            dense(np.concatenate([get(b + "ffn_gate.weight"), get(b + "ffn_up.weight")], axis=0)),
+        )
         yield f"{i}.wdown", dense(get(b + "ffn_down.weight"))
 
 

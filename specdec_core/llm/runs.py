@@ -305,9 +305,14 @@ def sweep(
     gamma, adaptive)``, in an order shuffled afresh for every block (seeded by ``seed`` and the
     repetition), so no configuration always runs first or always follows the same one. Each run
     gets a target and draft built new by ``make_target(temperature)`` and
-    ``make_draft(draft_name, temperature)`` (so nothing survives between timed runs).
+    ``make_draft(draft_name, temperature)`` (so nothing survives between timed runs); a
+    ``make_draft`` with a third parameter also receives that run's target (a draft built from
+    the target's own features reads its cache, :class:`~specdec_core.llm.features.FeatureDraft`).
     Repetition r uses sampling seed ``seed + r`` for plain and speculative alike.
     Returns a list of dicts (RunStats.to_dict() plus workload, draft, rep), in run order."""
+    import inspect
+
+    wants_target = len(inspect.signature(make_draft).parameters) >= 3
     out = []
     block = [("plain", 0, False)] + list(configs)
     for rep in range(reps):
@@ -318,7 +323,10 @@ def sweep(
                 for i in order_rng.permutation(len(block)):
                     name, g, adaptive = block[i]
                     tgt = make_target(temp)
-                    draft = None if name == "plain" else make_draft(name, temp)
+                    if name == "plain":
+                        draft = None
+                    else:
+                        draft = make_draft(name, temp, tgt) if wants_target else make_draft(name, temp)
                     s = timed_run(
                         tgt,
                         draft,

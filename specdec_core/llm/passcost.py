@@ -1,0 +1,166 @@
+"""What scoring T positions in one forward pass costs: a prediction from the roofline, and the
+timing that tests it.
+
+Notebook 06's roofline says a pass over T positions takes about max(bytes ÷ bandwidth,
+FLOPs ÷ rate): while the first term is larger the pass is *memory-bound* and extra positions
+are nearly free. For a dense model at batch 1 and short context the bytes are the weights
+(read once per pass if the product is written to read them once) and the FLOPs are
+2 · parameters · T. Two predictions come from the same two measured numbers:
+
+* **roofline** ``max(memory, compute)``: reading and arithmetic fully overlap (the bound);
+* **serial** ``memory + compute``: no overlap at all, as when one core streams a block of
+  weights and then multiplies it (what a numpy loop over blocks on one thread does).
+
+Both are made from a bandwidth and a compute rate measured *before* and apart from the pass
+they predict (:func:`read_floor_s`, :func:`compute_rate`), so they are tested on data they did
+not see. :func:`time_products` times the weight products of a whole model for several T in two
+layouts, interleaved, for notebook 09's live cell and ``benchmarks/bench_passcost.py``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .model import product
+
+
+def _check_Ts(Ts) -> list:
+    if isinstance(Ts, (str, bytes, dict, set)) or not hasattr(Ts, "__iter__"):
+        raise ValueError(f"Ts must be a list of position counts, got {Ts!r}")
+    out = []
+    for T in Ts:
+        if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
+            raise ValueError(f"Ts must hold integers >= 1, got {T!r}")
+        out.append(int(T))
+    if not out:
+        raise ValueError("Ts must not be empty")
+    return out
+
+
+def _check_positive(x, name):
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a positive number, got {x!r}")
+    if not np.isfinite(x) or x <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {x!r}")
+    return float(x)
+
+
+def predict_pass_ms(Ts, *, weight_bytes, params, bandwidth, rate) -> dict:
+    """{T: {"memory_ms", "compute_ms", "roofline_ms", "serial_ms"}} for the weight products of
+    one pass over T positions. ``bandwidth`` in bytes/s; ``rate`` in FLOP/s, either one number
+    or a dict {T: FLOP/s} (a product's rate depends on T: one row runs as a matrix–vector
+    product at a fraction of the matrix–matrix rate). FLOPs = 2 · params · T."""
+    Ts = _check_Ts(Ts)
+    wb = _check_positive(weight_bytes, "weight_bytes")
+    n = _check_positive(params, "params")
+    bw = _check_positive(bandwidth, "bandwidth")
+    if isinstance(rate, dict):
+        missing = [T for T in Ts if T not in rate]
+        if missing:
+            raise ValueError(f"rate has no entry for T = {missing}")
+        rates = {T: _check_positive(rate[T], f"rate[{T}]") for T in Ts}
+    else:
+        r = _check_positive(rate, "rate")
+        rates = {T: r for T in Ts}
+    out = {}
+    for T in Ts:
+        mem = wb / bw * 1e3
+        comp = 2 * n * T / rates[T] * 1e3
+        out[T] = {
+            "memory_ms": mem,
+            "compute_ms": comp,
+            "roofline_ms": max(mem, comp),
+            "serial_ms": mem + comp,
+        }
+    return out
+
+
+def relative(curve: dict, key: str | None = None) -> dict:
+    """{T: cost(T) ÷ cost(1)} of a curve {T: ms} (or {T: {key: ms}})."""
+    if not isinstance(curve, dict) or 1 not in curve:
+        raise ValueError("curve must be a dict {T: ms} holding T = 1")
+    get = (lambda v: v[key]) if key else (lambda v: v)
+    one = get(curve[1])
+    return {T: get(v) / one for T, v in curve.items()}
+
+
+def matrices(weights) -> list:
+    """The 2-D weight matrices of a packed weight dict, largest first (the products of a pass)."""
+    mats = [w for w in weights.values() if getattr(w, "ndim", 0) == 2]
+    if not mats:
+        raise ValueError("weights holds no 2-D matrices")
+    return sorted(mats, key=lambda w: -w.size)
+
+
+def read_floor_s(mats, reps: int = 5) -> float:
+    """Median seconds to read every matrix once (``np.dot(v, v)`` over each flattened matrix:
+    one pass over its bytes, almost no arithmetic): the weight-read floor."""
+    times = []
+    for _ in range(int(reps)):
+        t = time.perf_counter()
+        for w in mats:
+            v = w.reshape(-1)
+            np.dot(v, v)
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def compute_rate(Ts, dim: int = 576, out: int = 256, inner: int = 200, reps: int = 5) -> dict:
+    """{T: FLOP/s} of :func:`product` on a small cache-resident weight (out × dim float32,
+    about 0.6 MB): arithmetic without memory traffic, measured apart from the model's pass."""
+    Ts = _check_Ts(Ts)
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((out, dim), dtype=np.float32)
+    res = {}
+    for T in Ts:
+        x = rng.standard_normal((T, dim), dtype=np.float32)
+        times = []
+        for _ in range(int(reps)):
+            t = time.perf_counter()
+            for _ in range(inner):
+                product(x, w)
+            times.append(time.perf_counter() - t)
+        res[T] = 2 * out * dim * T * inner / float(np.median(times))
+    return res
+
+
+def stored_layout(mats) -> list:
+    """Transposed copies (in, out) of the matrices: the layout the forward pass used before
+    (``x @ w`` with w stored (in, out)); for timing the two layouts side by side."""
+    return [np.ascontiguousarray(w.T) for w in mats]
+
+
+def time_products(mats, Ts, *, old=None, reps: int = 5, seed: int = 0) -> dict:
+    """Median ms of the weight products of one pass over T positions for each T:
+    ``"product"`` (:func:`product` on weights stored (out, in)) and, with ``old`` (the same
+    matrices stored (in, out), see :func:`stored_layout`), ``"x@w"`` (one BLAS call, as before).
+    Interleaved: every repeat runs every (layout, T) once, in the same order, so slow spells
+    of a shared machine fall on all of them. Returns {"product": {T: {"median", "min", "max"}},
+    "x@w": ...}."""
+    Ts = _check_Ts(Ts)
+    if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or reps < 1:
+        raise ValueError(f"reps must be an integer >= 1, got {reps!r}")
+    rng = np.random.default_rng(seed)
+    xs = {T: [rng.standard_normal((T, w.shape[1]), dtype=np.float32) for w in mats] for T in Ts}
+    layouts = {"product": lambda x, i: product(x, mats[i])}
+    if old is not None:
+        if len(old) != len(mats):
+            raise ValueError("old must hold the same matrices as mats, transposed")
+        layouts["x@w"] = lambda x, i: x @ old[i]
+    times = {name: {T: [] for T in Ts} for name in layouts}
+    for _ in range(int(reps)):
+        for T in Ts:
+            for name, f in layouts.items():
+                t = time.perf_counter()
+                for i, x in enumerate(xs[T]):
+                    f(x, i)
+                times[name][T].append((time.perf_counter() - t) * 1e3)
+    return {
+        name: {
+            T: {"median": float(np.median(v)), "min": float(min(v)), "max": float(max(v)), "reps": len(v)}
+            for T, v in d.items()
+        }
+        for name, d in times.items()
+    }

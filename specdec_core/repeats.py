@@ -1,0 +1,124 @@
+"""Claims that survive statistics: paired speed-up ratios, how many repeats a stated precision
+needs, and the upward bias of picking the best of several noisy configurations.
+
+A timed speed-up is a ratio of two noisy times. On a shared machine the noise is mostly *common*
+to runs close in time (a slow spell slows both), so the benchmark runs speculative and plain
+decoding in the same block and takes the **paired** ratio r_i = speed_spec,i ÷ speed_plain,i of
+each repeat i. Ratios multiply, so the interval is built on log r_i with Student's t:
+
+    exp( mean(log r) ± t_{n−1} · sd(log r) / √n ).                                    (1)
+
+**Selection bias**: the largest of k measured ratios is an upward-biased estimate of the best
+configuration's true ratio — with no real difference between configurations, the maximum of k
+noisy ratios still lies above 1 (:func:`max_of_noisy_ratios`). The cure: choose the
+configuration before the run (from a prediction or on calibration runs) and report the chosen
+one's repeats with interval (1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .distributions import check_rng
+
+
+def _positive_list(xs, name) -> np.ndarray:
+    if isinstance(xs, (str, bytes, dict, set)) or not hasattr(xs, "__len__"):
+        raise ValueError(f"{name} must be a list of positive numbers, got {xs!r}")
+    out = []
+    for x in xs:
+        if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+            raise ValueError(f"{name} must hold positive numbers, got {x!r}")
+        if not math.isfinite(x) or x <= 0:
+            raise ValueError(f"{name} must hold positive finite numbers, got {x!r}")
+        out.append(float(x))
+    return np.array(out)
+
+
+def _level(level):
+    if isinstance(level, bool) or not isinstance(level, (float, int)) or not 0 < level < 1:
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    return float(level)
+
+
+@dataclass(frozen=True)
+class PairedRatio:
+    """Geometric mean of paired ratios and its interval (1) at ``level``; ``n`` pairs."""
+
+    ratio: float
+    low: float
+    high: float
+    n: int
+    sd_log: float
+    level: float
+
+    def __str__(self):
+        if self.n < 2:
+            return f"×{self.ratio:.2f} (one pair: no interval)"
+        return f"×{self.ratio:.2f} ({100 * self.level:.0f}% interval ×{self.low:.2f}–×{self.high:.2f}, n = {self.n})"
+
+
+def paired_ratio(numer, denom, level: float = 0.95) -> PairedRatio:
+    """Interval (1) for the ratio numer/denom from paired repeats (same length, same order)."""
+    a, b = _positive_list(numer, "numer"), _positive_list(denom, "denom")
+    if len(a) != len(b) or len(a) == 0:
+        raise ValueError(
+            f"numer and denom must be non-empty and paired (same length), got {len(a)} and {len(b)}"
+        )
+    lv = _level(level)
+    logs = np.log(a / b)
+    m = float(logs.mean())
+    n = len(logs)
+    if n < 2:
+        return PairedRatio(math.exp(m), math.nan, math.nan, n, math.nan, lv)
+    from scipy.stats import t
+
+    sd = float(logs.std(ddof=1))
+    h = float(t.ppf(0.5 + lv / 2, n - 1)) * sd / math.sqrt(n)
+    return PairedRatio(math.exp(m), math.exp(m - h), math.exp(m + h), n, sd, lv)
+
+
+def repeats_needed(sd_log, precision, level: float = 0.95, max_n: int = 10_000) -> int:
+    """The smallest n whose interval (1) has half-width ≤ log(1 + precision) on the log scale
+    (e.g. precision 0.05: ±5 %), for a spread ``sd_log`` of the paired log-ratios."""
+    if (
+        isinstance(sd_log, bool)
+        or not isinstance(sd_log, (int, float))
+        or not math.isfinite(sd_log)
+        or sd_log < 0
+    ):
+        raise ValueError(f"sd_log must be a finite number >= 0, got {sd_log!r}")
+    if isinstance(precision, bool) or not isinstance(precision, (int, float)) or not 0 < precision < 10:
+        raise ValueError(f"precision must be a number in (0, 10), got {precision!r}")
+    lv = _level(level)
+    from scipy.stats import t
+
+    target = math.log1p(precision)
+    for n in range(2, max_n + 1):
+        if float(t.ppf(0.5 + lv / 2, n - 1)) * sd_log / math.sqrt(n) <= target:
+            return n
+    raise ValueError(f"more than max_n = {max_n} repeats needed")
+
+
+def max_of_noisy_ratios(k: int, reps: int, sd_log: float, *, sims: int, rng) -> float:
+    """Simulated: the mean, over ``sims`` experiments, of the largest of ``k`` measured ratios,
+    each the geometric mean of ``reps`` paired repeats with log-spread ``sd_log``, when every
+    configuration's true ratio is exactly 1. Above 1 is pure selection bias."""
+    for v, name in ((k, "k"), (reps, "reps"), (sims, "sims")):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    if (
+        isinstance(sd_log, bool)
+        or not isinstance(sd_log, (int, float))
+        or not math.isfinite(sd_log)
+        or sd_log < 0
+    ):
+        raise ValueError(f"sd_log must be a finite number >= 0, got {sd_log!r}")
+    if k * reps * sims > 10**8:
+        raise ValueError(f"k · reps · sims must be at most 1e8, got {k * reps * sims}")
+    rng = check_rng(rng)
+    logs = rng.normal(0.0, sd_log, size=(sims, k, reps)).mean(axis=2)
+    return float(np.exp(logs.max(axis=1)).mean())
