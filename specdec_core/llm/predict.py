@@ -229,8 +229,16 @@ def alpha_along(p_rows, q_rows) -> np.ndarray:
 def sampled_traces(alpha, gamma, *, avail=None, sims=300, seed=0) -> list:
     """Monte Carlo rounds from per-position acceptance α_j: a round starting at i with
     γ_r = min(γ, n − i − 1[, avail_i]) accepts proposal t with probability α_{i+t} until the
-    first rejection. ``avail``: per position, how many proposals an adaptive draft offers."""
+    first rejection. ``avail``: per position, how many proposals an adaptive draft offers.
+    ``alpha`` may be (n, D): α by position and by proposal depth (a draft that feeds its own
+    predictions, whose later proposals are accepted less often); proposal t of a round uses
+    column min(t, D − 1)."""
     alpha = np.asarray(alpha, np.float64)
+    if alpha.ndim == 1:
+        alpha = alpha[:, None]
+    if alpha.ndim != 2 or alpha.shape[1] < 1:
+        raise ValueError(f"alpha must be (n,) or (n, depth), got shape {alpha.shape}")
+    D = alpha.shape[1]
     n = len(alpha)
     rng = np.random.default_rng(seed)
     out = []
@@ -241,7 +249,7 @@ def sampled_traces(alpha, gamma, *, avail=None, sims=300, seed=0) -> list:
             if avail is not None:
                 g = min(g, int(avail[i]))
             a = 0
-            while a < g and rng.random() < alpha[i + a]:
+            while a < g and rng.random() < alpha[i + a, min(a, D - 1)]:
                 a += 1
             gs.append(g)
             acc.append(a)
