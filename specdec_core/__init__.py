@@ -63,7 +63,8 @@ from .trees import (
 )
 from .verify import (
     acceptance_probabilities,
-    acceptance_rate,
+    acceptance_probability,
+    acceptance_rate,  # noqa: F401 (deprecated name of acceptance_probability; notebook 09 uses it)
     accepted_mass,
     correction_distribution,
     output_distribution,
@@ -87,7 +88,7 @@ __all__ = [
     "tree_round_stats",
     "acceptance_probabilities",
     "accepted_mass",
-    "acceptance_rate",
+    "acceptance_probability",
     "rejection_probability",
     "residual_distribution",
     "output_distribution",

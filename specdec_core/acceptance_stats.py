@@ -3,8 +3,10 @@
 Two numbers are both called "acceptance" in papers and dashboards, and they answer different
 questions:
 
-* **acceptance rate** = accepted / proposed: the share of drafted tokens that reached the
+* **accepted share** = accepted / proposed: the share of drafted tokens that reached the
   output. Proposals discarded after a rejection count as proposed, so it falls as γ grows.
+  It is not the **acceptance probability α** = Σ min(p, q) of one checked proposal (papers and
+  dashboards call either one "the acceptance rate"; this collection does not use that phrase).
 * **acceptance length** = mean K, tokens emitted per verification round (accepted + the one
   correction or bonus). It is what the throughput formula of notebook 05 needs.
 
@@ -21,7 +23,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .counts import expected_output_count, iid_acceptance_rate
+from .counts import expected_output_count, iid_accepted_share
 from .distributions import check_distribution, check_gamma, check_model_rows
 from .sampling import GenerationResult
 
@@ -53,17 +55,19 @@ def _sum(recs, attr):
     return sum(getattr(r, attr) for r in recs)
 
 
-def measured_acceptance_rate(result, gamma=None) -> Fraction:
-    """accepted / proposed over the full rounds (exact Fraction of two counts)."""
+def accepted_share(result, gamma=None) -> Fraction:
+    """The accepted share: accepted / proposed over the full rounds (exact Fraction of two
+    counts). Not α: it counts the proposals discarded unchecked after a rejection."""
     recs = full_rounds(result, gamma)
     proposed = _sum(recs, "gamma")
     if proposed == 0:
-        raise ValueError("no proposals were made (gamma = 0): the acceptance rate is undefined")
+        raise ValueError("no proposals were made (gamma = 0): the accepted share is undefined")
     return Fraction(_sum(recs, "accepted"), proposed)
 
 
 def per_check_acceptance(result, gamma=None) -> Fraction:
-    """accepted / checked: the share of *verified* proposals that were kept (estimates α)."""
+    """accepted / checked: the share of *checked* proposals that were kept (estimates the
+    acceptance probability α)."""
     recs = full_rounds(result, gamma)
     checked = sum(len(r.draws) for r in recs)
     if checked == 0:
@@ -157,13 +161,13 @@ class AcceptanceReport:
     proposed: int
     checked: int
     accepted: int
-    acceptance_rate: Fraction  # accepted / proposed
+    accepted_share: Fraction  # accepted / proposed
     per_check_acceptance: Fraction  # accepted / checked
     acceptance_length: Fraction  # mean K
     k_histogram: tuple
     average_alpha: object  # α averaged over checked prefixes
     iid_length: object  # E[K] at average_alpha
-    iid_rate: object  # iid accepted/proposed at average_alpha
+    iid_share: object  # iid accepted / proposed at average_alpha
 
     @property
     def gap(self) -> float:
@@ -184,13 +188,13 @@ def acceptance_report(result, target, draft, gamma=None) -> AcceptanceReport:
         proposed=_sum(recs, "gamma"),
         checked=sum(len(r.draws) for r in recs),
         accepted=_sum(recs, "accepted"),
-        acceptance_rate=measured_acceptance_rate(result, g),
+        accepted_share=accepted_share(result, g),
         per_check_acceptance=per_check_acceptance(result, g),
         acceptance_length=acceptance_length(result, g),
         k_histogram=tuple(int(v) for v in k_histogram(result, g)),
         average_alpha=a,
         iid_length=expected_output_count(a, g),
-        iid_rate=iid_acceptance_rate(a, g),
+        iid_share=iid_accepted_share(a, g),
     )
 
 

@@ -177,11 +177,13 @@ def expected_accepted(alpha, gamma):
     return expected_output_count(alpha, gamma) - 1
 
 
-def iid_acceptance_rate(alpha, gamma):
-    """What "accepted / proposed" converges to under iid α: (α + … + α^γ)/γ.
+def iid_accepted_share(alpha, gamma):
+    """The share of proposals accepted (accepted / proposed) that a long run converges to under
+    iid α: (α + … + α^γ)/γ.
 
-    It is *not* α: proposals after the first rejection are discarded unchecked yet still
-    counted as proposed, so the rate falls as γ grows even though the draft did not change.
+    It is *not* the acceptance probability α: proposals after the first rejection are discarded
+    unchecked yet still counted as proposed, so the share falls as γ grows even though the
+    draft did not change.
     """
     g = check_gamma(gamma)
     if g == 0:

@@ -33,14 +33,26 @@ def fmt_decimal(x, digits: int = 2) -> str:
     return f"{float(x):.{digits}f}"
 
 
-#: How a shown value was obtained (the one label rule of the collection), and how it is written.
-#: A value computed from an assumed input (a declared budget, a chosen cost ratio) is
-#: "derived from assumed inputs": exact arithmetic, but only as true as its assumption.
+#: How a shown value was obtained — the one set of kinds of the collection, and how each is
+#: written (in a printed label ``[…]`` and in a figure's corner tag). Every label comes from here.
+#:
+#: * ``derived`` — exact mathematics from stated inputs;
+#: * ``assumed`` — an input we chose: a declared budget, a cost ratio, a hardware spec;
+#: * ``simulated`` — counted from seeded random draws; the same seed gives the same number on
+#:   every machine (it estimates a derived value, it is not a timing);
+#: * ``measured`` — timed on this machine: shown by code from stored results, with the machine,
+#:   threads, load and date;
+#: * ``reported`` — a number taken from a paper or model card (cited next to it);
+#: * ``derived-from-assumed`` / ``derived-from-measured`` — exact arithmetic on assumed or
+#:   measured inputs: only as true as those inputs.
 KINDS = {
     "derived": "derived",
     "assumed": "assumed",
-    "derived-from-assumed": "derived from assumed inputs",
+    "simulated": "simulated",
     "measured": "measured",
+    "reported": "reported",
+    "derived-from-assumed": "derived from assumed inputs",
+    "derived-from-measured": "derived from measured inputs",
 }
 
 
@@ -52,11 +64,13 @@ def kind_text(kind: str) -> str:
 
 
 def labelled(kind: str, text: str) -> str:
-    """Prefix a result with how it was obtained, e.g. ``[derived from assumed inputs] …``.
+    """Prefix a result with how it was obtained, e.g. ``[simulated] share 0.6012``.
 
-    ``kind`` is ``"derived"`` (exact mathematics from stated inputs), ``"assumed"`` (an input or
-    budget we chose), ``"derived-from-assumed"`` (computed from an assumed input) or
-    ``"measured"`` (simulated with a seed or timed here).
+    ``kind`` is a key of :data:`KINDS`: ``"derived"``, ``"assumed"``, ``"simulated"`` (seeded
+    draws), ``"measured"`` (timed on this machine), ``"reported"`` (from a paper),
+    ``"derived-from-assumed"`` or ``"derived-from-measured"``; the label printed is its
+    :data:`KINDS` value, e.g. ``labelled("derived-from-measured", t)`` →
+    ``"[derived from measured inputs] " + t``.
     """
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")

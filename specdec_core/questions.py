@@ -96,7 +96,7 @@ ROUND_COUNT_QUESTION = Question(
     options=("1 emitted, 4 unused", "2 emitted, 1 unused", "2 emitted, 3 unused"),
     answer=2,
     explanation="Emitted = 1 accepted + 1 correction = 2. Row 2, the rejected position's row, is used: "
-    "the correction is drawn from its residual. Rows 3 and 4 (after the discarded proposals) "
+    "the correction is drawn from its residual. Rows 3 and 4 (the rows of the discarded proposals) "
     "and row 5 (the bonus row) go unused: 3, and 2 + 3 = 5.",
 )
 
@@ -139,19 +139,21 @@ EXPECTED_COUNT_QUESTION = Question(
 )
 
 ACCEPTANCE_LENGTH_QUESTION = Question(
-    prompt="A dashboard reports the draft's 'acceptance' (accepted / proposed) falling from 48% to 28% "
+    prompt="A dashboard reports the draft's 'acceptance rate', computed as accepted / proposed (the "
+    "accepted share), falling from 48% to 28% "
     "when γ goes from 2 to 5, with the same draft and target (iid α = 0.6). What happened to "
     "the tokens emitted per round?",
     options=(
         "They fell too: the draft got worse",
-        "Nothing: acceptance and tokens per round are the same number",
+        "Nothing: the accepted share and tokens per round are the same number",
         "They rose, from 1.96 to about 2.38",
     ),
     answer=2,
-    explanation="Under iid α, accepted/proposed is (α + … + α^γ)/γ: 0.48 at γ = 2 and 0.28 at γ = 5, "
-    "because proposals after the first rejection are discarded unchecked but still count "
-    "as proposed. Mean K = 1 + α + … + α^γ only grows with γ: 1.96, then 2.38. Say which "
-    "'acceptance' you mean.",
+    explanation="Under iid α, the accepted share (accepted / proposed) is (α + … + α^γ)/γ: 0.48 at "
+    "γ = 2 and 0.28 at γ = 5, because proposals after the first rejection are discarded unchecked "
+    "but still count as proposed. The acceptance probability α = 0.6 did not change, and mean "
+    "K = 1 + α + … + α^γ only grows with γ: 1.96, then 2.38. 'Acceptance rate' can mean either "
+    "number: say which one you mean.",
 )
 
 # ---------------------------------------------------------------- 05 · tokens per second
@@ -162,7 +164,7 @@ TIMING_QUESTION = Question(
     "take 8 ms. Draft B: α = 0.6, drafting 2 ms. Which gives more tokens per second?",
     options=(
         "B: about 217.8 tokens/s; A gets about 162.7, below even the 166.7 baseline",
-        "A: higher acceptance means more tokens per round, so it wins",
+        "A: a higher acceptance probability means more tokens per round, so it wins",
         "Both beat the baseline, A by more",
     ),
     answer=0,
@@ -197,7 +199,7 @@ TRANSFORM_QUESTION = Question(
     options=(
         "No: q must be the distribution the proposals were really drawn from",
         "Yes: the target decides in the end, so the draft's q does not matter",
-        "Yes, provided the acceptance rate is high enough",
+        "Yes, provided the acceptance probability α is high enough",
     ),
     answer=0,
     explanation="The acceptance test min(1, p/q) and the residual max(p − q, 0) only rebuild p when "

@@ -45,10 +45,11 @@ class Counters:
     ``discarded`` the unchecked proposals after a rejection. ``scored = emitted + after_stop +
     rejected_work``.
 
-    `rejected_work`: scored target rows never used — the rows after the first rejection, bonus
-    row included (= discarded + rejected); the rejected position's own row is used, it gives
-    the correction. (A round with a rejection leaves exactly one bonus row unused, so
-    ``rejected`` also counts the unused bonus rows.)
+    ``unused_rows``: scored target rows never used — the rows after the first rejection, bonus
+    row included; the rejected position's own row is used, it gives the correction. They are
+    ``unused_discarded_rows`` (the rows *of* the discarded proposals, one each: ``discarded``)
+    plus ``unused_bonus_rows`` (a round with a rejection leaves its one bonus row unused, so
+    this equals ``rejected``). ``rejected_work`` is the old name of ``unused_rows``.
 
     ``emitted`` counts output tokens and grows when a round finishes (accepted prefix + 1
     correction or bonus); a ``stop`` step takes back what the round made after a stop token
@@ -67,8 +68,24 @@ class Counters:
     after_stop: int = 0
 
     @property
+    def unused_discarded_rows(self) -> int:
+        """Target rows of the proposals discarded unchecked after a rejection (one each)."""
+        return self.discarded
+
+    @property
+    def unused_bonus_rows(self) -> int:
+        """Bonus rows left unused: one per round that had a rejection."""
+        return self.rejected
+
+    @property
+    def unused_rows(self) -> int:
+        """Scored target rows never used: discarded proposals' rows + unused bonus rows."""
+        return self.unused_discarded_rows + self.unused_bonus_rows
+
+    @property
     def rejected_work(self) -> int:
-        return self.rejected + self.discarded
+        """The old name of :attr:`unused_rows`."""
+        return self.unused_rows
 
 
 @dataclass(frozen=True)
@@ -308,8 +325,8 @@ def format_counters(step: ReplayStep, n_rounds: int) -> str:
     rnd = f"round {step.round + 1} of {n_rounds}" if n_rounds else "no rounds"
     return (
         f"{rnd} · draft proposals {c.proposed} · target rows scored {c.scored} · "
-        f"accepted tokens {c.accepted} · unused target rows {c.rejected_work} "
-        f"({c.discarded} after the rejected position + {c.rejected} bonus) · "
+        f"accepted tokens {c.accepted} · unused target rows {c.unused_rows} "
+        f"({c.unused_discarded_rows} of discarded proposals + {c.unused_bonus_rows} bonus) · "
         f"emitted output {c.emitted}" + (f" · discarded after stop {c.after_stop}" if c.after_stop else "")
     )
 

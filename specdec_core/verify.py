@@ -1,5 +1,11 @@
 """One position of strict speculative sampling: acceptance, accepted mass, α, residual, output.
 
+Words (one per concept, across the collection): ``acceptance_probabilities`` gives a(x), the
+chance a *proposed* x is accepted; ``acceptance_probability`` gives the **acceptance
+probability α** = Σₓ q(x)·a(x) = Σₓ min(p(x), q(x)), the chance one checked proposal is accepted.
+The share of proposals accepted over a run of rounds (accepted / proposed, which falls as γ
+grows) is a different number: :func:`specdec_core.acceptance_stats.accepted_share`.
+
 Notation (Leviathan et al., 2023): **p is the target**, **q is the draft**. Some sources swap the
 letters; the roles are what matter: proposals come from the draft, the target decides.
 
@@ -109,10 +115,16 @@ def accepted_mass(p, q):
     return _minimum(pa, qa)
 
 
-def acceptance_rate(p, q):
-    """α = Σₓ min(p(x), q(x)): the chance one proposal is accepted (1 − total variation)."""
+def acceptance_probability(p, q):
+    """The acceptance probability α = Σₓ min(p(x), q(x)): the chance one proposal is accepted
+    (1 − total variation). Not the share of proposals accepted over a run (that falls with γ)."""
     pa, qa, _ = check_pair(p, q)
     return _minimum(pa, qa).sum(axis=-1)
+
+
+#: Deprecated: the old name of :func:`acceptance_probability`, kept only because notebook 09
+#: and older code import it. New code says ``acceptance_probability``.
+acceptance_rate = acceptance_probability
 
 
 def rejection_probability(p, q):

@@ -37,7 +37,7 @@ def worked_trace(example: WorkedExample = WORKED) -> dict:
     from .timing import baseline_tokens_per_second, tokens_per_second
     from .verify import (
         acceptance_probabilities,
-        acceptance_rate,
+        acceptance_probability,
         accepted_mass,
         output_distribution,
         rejection_probability,
@@ -45,7 +45,7 @@ def worked_trace(example: WorkedExample = WORKED) -> dict:
     )
 
     p, q, g = example.p, example.q, example.gamma
-    alpha = acceptance_rate(p, q)
+    alpha = acceptance_probability(p, q)
     ek = expected_output_count(alpha, g)
     return {
         "acceptance": list(acceptance_probabilities(p, q)),
@@ -88,7 +88,7 @@ def truth_counterexample(n: int, seed: int, example: TruthExample = TRUTH_EXAMPL
 
     from .distributions import check_int
     from .simulate import simulate_position
-    from .verify import acceptance_rate, accepted_mass, output_distribution
+    from .verify import acceptance_probability, accepted_mass, output_distribution
 
     seed = check_int(seed, "seed", 0)
     out = output_distribution(example.p, example.q)
@@ -96,7 +96,7 @@ def truth_counterexample(n: int, seed: int, example: TruthExample = TRUTH_EXAMPL
     sim = simulate_position(example.p, example.q, n, np.random.default_rng(seed))
     freq = sim.output_frequencies()
     return {
-        "alpha": acceptance_rate(example.p, example.q),
+        "alpha": acceptance_probability(example.p, example.q),
         "target_false": sum((example.p[i] for i in false), F(0)),
         "output_law": list(out),
         "output_false": sum((out[i] for i in false), F(0)),

@@ -10,11 +10,11 @@ from specdec_core.acceptance_stats import (
     acceptance_by_position,
     acceptance_length,
     acceptance_report,
+    accepted_share,
     exact_round_law,
     full_rounds,
     k_histogram,
     long_run_stats,
-    measured_acceptance_rate,
     measured_work,
     per_check_acceptance,
     visited_alpha,
@@ -55,7 +55,7 @@ def hand_result():
 
 def test_counts_from_hand_records(hand_result):
     assert len(full_rounds(hand_result)) == 3
-    assert measured_acceptance_rate(hand_result) == F(4, 9)  # 3 + 0 + 1 accepted of 9
+    assert accepted_share(hand_result) == F(4, 9)  # 3 + 0 + 1 accepted of 9
     assert per_check_acceptance(hand_result) == F(4, 6)  # of 3 + 1 + 2 checked
     assert acceptance_length(hand_result) == F(7, 3)
     assert list(k_histogram(hand_result)) == [1, 1, 0, 1]
@@ -128,7 +128,7 @@ def test_report_fields():
     res = speculative_generate(T, D, (), gamma=2, max_new_tokens=400, rng=np.random.default_rng(1))
     r = acceptance_report(res, T, D)
     assert r.gamma == 2 and r.proposed == 2 * r.rounds and r.checked >= r.rounds
-    assert r.acceptance_rate == F(r.accepted, r.proposed)
+    assert r.accepted_share == F(r.accepted, r.proposed)
     assert r.per_check_acceptance == F(r.accepted, r.checked)
     assert sum(r.k_histogram) == r.rounds
     assert r.iid_length == expected_output_count(r.average_alpha, 2)
@@ -153,7 +153,7 @@ def test_bad_inputs():
         (lambda: acceptance_length(GenerationResult(tokens=())), "result has no rounds"),
         (lambda: acceptance_length(res, gamma=7), "no round with gamma=7"),
         (lambda: acceptance_length(res, gamma=-1), "gamma must be a non-negative integer"),
-        (lambda: measured_acceptance_rate(zero), "no proposals were made"),
+        (lambda: accepted_share(zero), "no proposals were made"),
         (lambda: per_check_acceptance(zero), "no proposal was checked"),
         (lambda: acceptance_report(zero, T, D), "gamma = 0 rounds propose nothing"),
         (lambda: exact_round_law(lambda p: T(p), D, (), 2), "target must offer exact rows"),

@@ -12,7 +12,7 @@ from specdec_core.counts import (
     expected_accepted,
     expected_count_curve,
     expected_output_count,
-    iid_acceptance_rate,
+    iid_accepted_share,
     mixture_expected_count,
     output_count_distribution,
 )
@@ -59,12 +59,12 @@ def test_curve_matches_expected_count(alpha, m):
     assert expected_count_curve(alpha, m) == [expected_output_count(alpha, g) for g in range(m + 1)]
 
 
-def test_iid_acceptance_rate_is_not_alpha():
+def test_iid_accepted_share_is_not_alpha():
     assert expected_accepted(F(3, 5), 2) == F(24, 25)
-    assert iid_acceptance_rate(F(3, 5), 1) == F(3, 5)  # only at γ = 1 is it α
-    assert iid_acceptance_rate(F(3, 5), 2) == F(12, 25)
-    assert iid_acceptance_rate(F(3, 5), 5) < iid_acceptance_rate(F(3, 5), 2)
-    assert iid_acceptance_rate(1, 7) == 1
+    assert iid_accepted_share(F(3, 5), 1) == F(3, 5)  # only at γ = 1 is it α
+    assert iid_accepted_share(F(3, 5), 2) == F(12, 25)
+    assert iid_accepted_share(F(3, 5), 5) < iid_accepted_share(F(3, 5), 2)
+    assert iid_accepted_share(1, 7) == 1
 
 
 @settings(max_examples=50, deadline=None)
@@ -94,8 +94,8 @@ BAD = [
     (lambda: expected_count_curve(1.2, 3), "alpha must be in [0, 1]"),
     (lambda: expected_count_curve([0.1, 0.2], 3), "alpha must be a single probability"),
     (lambda: expected_count_curve(0.5, -1), "max_gamma must be a non-negative integer"),
-    (lambda: iid_acceptance_rate(0.5, 0), "gamma must be at least 1"),
-    (lambda: iid_acceptance_rate(0.5, 1.0), "gamma must be a non-negative integer"),
+    (lambda: iid_accepted_share(0.5, 0), "gamma must be at least 1"),
+    (lambda: iid_accepted_share(0.5, 1.0), "gamma must be a non-negative integer"),
     (lambda: expected_accepted("a", 2), "alpha must be a number in"),
     (lambda: mixture_expected_count([0.5], [0.5, 0.5], 2), "alphas and weights must have the same length"),
     (lambda: mixture_expected_count([0.5, 0.6], [0.7, 0.7], 2), "weights must sum to 1"),

@@ -54,19 +54,43 @@ def test_underflowing_gof_prints_floor_not_zero():
     assert "p-value = 0 " not in str(res)
 
 
-def test_label_rule_has_four_kinds():
+def test_label_rule_has_one_set_of_kinds():
     assert labelled("derived", "α = 3/5") == "[derived] α = 3/5"
     assert labelled("assumed", "T = 6 ms") == "[assumed] T = 6 ms"
+    assert labelled("simulated", "share 0.6") == "[simulated] share 0.6"
+    assert labelled("measured", "x") == "[measured] x"
+    assert labelled("reported", "x") == "[reported] x"
     assert (
         labelled("derived-from-assumed", "R = 217.78 tokens/s")
         == "[derived from assumed inputs] R = 217.78 tokens/s"
     )
-    assert labelled("measured", "x") == "[measured] x"
-    assert set(KINDS) == {"derived", "assumed", "derived-from-assumed", "measured"}
+    assert labelled("derived-from-measured", "x") == "[derived from measured inputs] x"
+    assert set(KINDS) == {
+        "derived",
+        "assumed",
+        "simulated",
+        "measured",
+        "reported",
+        "derived-from-assumed",
+        "derived-from-measured",
+    }
     assert kind_text("derived-from-assumed") == "derived from assumed inputs"
 
 
-@pytest.mark.parametrize("bad", ["exact", "Derived", "", None, "derived from assumed inputs"])
+def test_existing_labels_print_as_before():
+    """Notebooks written before the kinds were extended print the same words."""
+    for kind in ("derived", "assumed", "measured"):
+        assert kind_text(kind) == kind
+    assert kind_text("derived-from-assumed") == "derived from assumed inputs"
+
+
+def test_every_kind_has_one_figure_colour():
+    from specdec_core.plots.style import KIND_COLORS
+
+    assert set(KIND_COLORS) == set(KINDS)
+
+
+@pytest.mark.parametrize("bad", ["exact", "Derived", "", None, "derived from assumed inputs", "timed"])
 def test_unknown_kind_is_refused(bad):
     with pytest.raises(ValueError, match="kind"):
         labelled(bad, "x")

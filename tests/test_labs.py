@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specdec_core import acceptance_probabilities, acceptance_rate, labs
+from specdec_core import acceptance_probabilities, acceptance_probability, labs
 from specdec_core.counts import expected_output_count, output_count_distribution
 from specdec_core.labs import (
     ACCEPTANCE,
@@ -402,7 +402,7 @@ def test_acceptance_texts_property(pq):
         assert t["alpha"] == t["acceptance"] and t["alpha"].startswith("No distribution")
         return
     p, q = acc_mod.normalize_weights(pw, "p"), acc_mod.normalize_weights(qw, "q")
-    assert t["alpha"].endswith(f"α = Σ min(p, q) = {float(acceptance_rate(p, q)):.4f}")
+    assert t["alpha"].endswith(f"α = Σ min(p, q) = {float(acceptance_probability(p, q)):.4f}")
     parts = t["acceptance"].split(": ", 1)[1].split(" · ")
     assert len(parts) == len(pw)
     for part, ai, qi in zip(parts, acceptance_probabilities(p, q), q):

@@ -19,7 +19,7 @@ def test_public_api_names():
     for name in (
         "acceptance_probabilities",
         "accepted_mass",
-        "acceptance_rate",
+        "acceptance_probability",
         "residual_distribution",
         "output_distribution",
         "output_count_distribution",

@@ -133,13 +133,13 @@ def test_two_rounds_counters_accumulate_and_text():
     )
     assert counters_line(recs, 0) == (
         "round 1 of 2 · draft proposals 0 · target rows scored 0 · "
-        "accepted tokens 0 · unused target rows 0 (0 after the rejected "
-        "position + 0 bonus) · emitted output 0"
+        "accepted tokens 0 · unused target rows 0 (0 of discarded "
+        "proposals + 0 bonus) · emitted output 0"
     )
     assert counters_line(recs, 99) == (
         "round 2 of 2 · draft proposals 5 · target rows scored 7 · "
-        "accepted tokens 3 · unused target rows 2 (1 after the rejected "
-        "position + 1 bonus) · emitted output 5"
+        "accepted tokens 3 · unused target rows 2 (1 of discarded "
+        "proposals + 1 bonus) · emitted output 5"
     )
     assert counters_line(recs, -3) == counters_line(recs, 0)
 
@@ -357,6 +357,11 @@ def test_counters_line_words_are_true(seed, gamma, n, stop):
         assert all(i > rec.stop for i in unused)  # only rows after the rejection
     steps = replay_steps(res.records)
     c = steps[-1].counters
+    assert (c.unused_rows, c.unused_discarded_rows, c.unused_bonus_rows) == (
+        unused_before_bonus + unused_bonus,
+        unused_before_bonus,
+        unused_bonus,
+    )
     assert (c.rejected_work, c.discarded, c.rejected) == (
         unused_before_bonus + unused_bonus,
         unused_before_bonus,
@@ -365,7 +370,7 @@ def test_counters_line_words_are_true(seed, gamma, n, stop):
     assert c.scored == c.emitted + c.after_stop + c.rejected_work
     line = format_counters(steps[-1], len(res.records))
     assert (
-        f"unused target rows {c.rejected_work} ({unused_before_bonus} after the rejected position "
+        f"unused target rows {c.rejected_work} ({unused_before_bonus} of discarded proposals "
         f"+ {unused_bonus} bonus)"
     ) in line
     assert f"target rows scored {c.scored} " in line

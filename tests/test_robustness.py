@@ -587,7 +587,7 @@ def _public_calls():
     pq = ([0.6, 0.3, 0.1], [0.2, 0.3, 0.5])
     return [
         (verify.acceptance_probabilities, pq),
-        (verify.acceptance_rate, pq),
+        (verify.acceptance_probability, pq),
         (verify.accepted_mass, pq),
         (verify.rejection_probability, pq),
         (verify.residual_distribution, pq),
@@ -599,7 +599,7 @@ def _public_calls():
         (counts.expected_output_count, (0.6, 3)),
         (counts.expected_gain, (0.6, 4, 8)),
         (counts.expected_count_curve, (0.6, 4)),
-        (counts.iid_acceptance_rate, (0.6, 3)),
+        (counts.iid_accepted_share, (0.6, 3)),
         (counts.mixture_expected_count, ([0.5, 0.6], [0.5, 0.5], 3)),
         (counts.mean_output_count, ([1, 2, 3],)),
         (timing.improvement_factor, (0.6, 3, 0.1)),

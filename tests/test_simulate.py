@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import float_pair
 
-from specdec_core import WORKED, acceptance_rate, accepted_mass, output_distribution_with
+from specdec_core import WORKED, acceptance_probability, accepted_mass, output_distribution_with
 from specdec_core.lawcheck import chi_square_gof
 from specdec_core.simulate import (
     SAMPLEABLE_RULES,
@@ -104,7 +104,11 @@ def test_draw_categorical_never_picks_zero_mass():
 def test_helpers():
     assert max_abs_gap([0.1, 0.2], [0.1, 0.25]) == pytest.approx(0.05)
     assert binomial_standard_errors([0.0, 0.5, 1.0], 100).tolist() == [0.0, 0.05, 0.0]
-    assert acceptance_rate(P, Q) == F(3, 5) and list(accepted_mass(P, Q)) == [F(1, 5), F(3, 10), F(1, 10)]
+    assert acceptance_probability(P, Q) == F(3, 5) and list(accepted_mass(P, Q)) == [
+        F(1, 5),
+        F(3, 10),
+        F(1, 10),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from strategies import exact_pair, float_pair
 
 from specdec_core import (
     acceptance_probabilities,
-    acceptance_rate,
+    acceptance_probability,
     accepted_mass,
     output_distribution,
     output_distribution_with,
@@ -30,7 +30,7 @@ def test_output_equals_target_exactly(pq):
 @given(exact_pair())
 def test_mass_accounting_exact(pq):
     p, q = pq
-    alpha = acceptance_rate(p, q)
+    alpha = acceptance_probability(p, q)
     assert 0 <= alpha <= 1
     assert rejection_probability(p, q) == 1 - alpha
     assert alpha == 1 - total_variation(p, q)
@@ -63,7 +63,7 @@ def test_wrong_rules_differ_unless_no_rejection(pq):
     correction differs from the residual."""
     p, q = pq
     assert list(output_distribution_with(p, q, "residual")) == p
-    if acceptance_rate(p, q) == 1:
+    if acceptance_probability(p, q) == 1:
         for rule in ("draft", "target", "uniform"):
             assert list(output_distribution_with(p, q, rule)) == p
         return
@@ -76,7 +76,7 @@ def test_wrong_rules_differ_unless_no_rejection(pq):
 def test_stacked_rows_work_along_last_axis():
     p = np.array([[0.6, 0.3, 0.1], [0.5, 0.5, 0.0]])
     q = np.array([[0.2, 0.3, 0.5], [0.5, 0.5, 0.0]])
-    np.testing.assert_allclose(acceptance_rate(p, q), [0.6, 1.0])
+    np.testing.assert_allclose(acceptance_probability(p, q), [0.6, 1.0])
     np.testing.assert_allclose(output_distribution(p, q), p, atol=1e-15)
     with pytest.raises(ValueError, match="p equals q"):
         residual_distribution(p, q)  # row 2 has p = q
@@ -93,3 +93,13 @@ def test_q_zero_convention():
 def test_p_zero_always_rejected():
     a = acceptance_probabilities([F(1), F(0)], [F(1, 2), F(1, 2)])
     assert list(a) == [1, 0]
+
+
+def test_old_name_acceptance_rate_is_the_acceptance_probability():
+    """``acceptance_rate`` is a deprecated alias (notebook 09 still imports it); it is α."""
+    import specdec_core as sc
+    from specdec_core import verify
+
+    assert verify.acceptance_rate is verify.acceptance_probability
+    assert sc.acceptance_rate is sc.acceptance_probability
+    assert "acceptance_rate" not in sc.__all__ and "acceptance_probability" in sc.__all__

@@ -50,12 +50,12 @@ def test_rates_exact_and_rounded_as_the_card():
 def test_float_inputs_give_float64():
     import numpy as np
 
-    from specdec_core import acceptance_probabilities, acceptance_rate, output_distribution
+    from specdec_core import acceptance_probabilities, acceptance_probability, output_distribution
 
     a = acceptance_probabilities([0.6, 0.3, 0.1], [0.2, 0.3, 0.5])
     assert a.dtype == np.float64
     np.testing.assert_allclose(a, [1, 1, 0.2], rtol=1e-12)
-    assert acceptance_rate([0.6, 0.3, 0.1], [0.2, 0.3, 0.5]) == pytest.approx(0.6, abs=1e-15)
+    assert acceptance_probability([0.6, 0.3, 0.1], [0.2, 0.3, 0.5]) == pytest.approx(0.6, abs=1e-15)
     np.testing.assert_allclose(
         output_distribution([0.6, 0.3, 0.1], [0.2, 0.3, 0.5]), [0.6, 0.3, 0.1], atol=1e-15
     )
@@ -64,11 +64,11 @@ def test_float_inputs_give_float64():
 def test_sympy_rationals_are_exact():
     import sympy as sp
 
-    from specdec_core import acceptance_rate, residual_distribution
+    from specdec_core import acceptance_probability, residual_distribution
 
     p = [sp.Rational(3, 5), sp.Rational(3, 10), sp.Rational(1, 10)]
     q = [sp.Rational(1, 5), sp.Rational(3, 10), sp.Rational(1, 2)]
-    assert acceptance_rate(p, q) == sp.Rational(3, 5)
+    assert acceptance_probability(p, q) == sp.Rational(3, 5)
     assert list(residual_distribution(p, q)) == [1, 0, 0]
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from ..distributions import check_distribution
 from ..formatting import labelled
 from ..plots.acceptance import SYMBOLS, AcceptancePlot
-from ..verify import acceptance_probabilities, acceptance_rate
+from ..verify import acceptance_probabilities, acceptance_probability
 from .base import Lab, LabSpec, float_slider, int_slider, show
 
 #: Worked example (target p = [0.6, 0.3, 0.1], draft q = [0.2, 0.3, 0.5]) as slider weights.
@@ -103,7 +103,7 @@ def texts(state) -> dict:
     vec = lambda v: "[" + ", ".join(f"{x:.3f}" for x in v) + "]"
     return {
         "normalized": f"p = {vec(p)} · q = {vec(q)} (each side's weights divided by their sum)",
-        "alpha": labelled("derived", f"α = Σ min(p, q) = {float(acceptance_rate(p, q)):.4f}"),
+        "alpha": labelled("derived", f"α = Σ min(p, q) = {float(acceptance_probability(p, q)):.4f}"),
         "acceptance": labelled("derived", "a(x) = min(1, p(x)/q(x)): " + " · ".join(parts)),
     }
 

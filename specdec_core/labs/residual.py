@@ -14,7 +14,7 @@ from ..plots.acceptance import SYMBOLS
 from ..plots.residual import RULE_LABELS, RulePlot
 from ..verify import (
     CORRECTION_RULES,
-    acceptance_rate,
+    acceptance_probability,
     output_distribution_with,
     total_variation,
 )
@@ -72,7 +72,7 @@ def texts(state) -> dict:
         return {"output": msg, "tv": msg, "verdict": msg}
     out = np.asarray(output_distribution_with(p, q, rule), dtype=np.float64)
     tv = float(total_variation(out, p))
-    alpha = float(acceptance_rate(p, q))
+    alpha = float(acceptance_probability(p, q))
     vec = "[" + ", ".join(f"{v:.4f}" for v in out) + "]"
     if alpha >= 1 - 1e-12:
         verdict = (

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..formatting import labelled
 from ..plots.timing import MAP_ALPHAS, TimingPlot
 from ..timing import scenario_rates, speedup_map, work_account
-from ..verify import acceptance_rate
+from ..verify import acceptance_probability
 from ..worked import WORKED
 from .base import Lab, LabSpec, float_slider, int_slider, show
 
@@ -22,7 +22,7 @@ BUDGET_KEYS = ("draft_per_token_ms", "verify_base_ms", "verify_per_position_ms",
 #: The one home of the lab's default state: the worked example's α, γ and assumed timings
 #: (2 ms of drafting for γ = 2, 6 ms verification, 1 ms overhead, 6 ms per baseline token).
 DEFAULTS = {
-    "alpha": float(acceptance_rate(WORKED.p, WORKED.q)),
+    "alpha": float(acceptance_probability(WORKED.p, WORKED.q)),
     "gamma": WORKED.gamma,
     "draft_per_token_ms": float(WORKED.draft_ms) / WORKED.gamma,
     "verify_base_ms": float(WORKED.verify_ms),

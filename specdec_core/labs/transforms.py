@@ -102,7 +102,7 @@ def texts(state) -> dict:
             "derived",
             f"intended {fmt(r['intended'])} · emitted {fmt(r['emitted'])}\n"
             f"p used {fmt(r['p_used'])} · q reported {fmt(r['q_reported'])} · "
-            f"q sampled {fmt(r['q_sampled'])} · acceptance {r['acceptance']:.4f}",
+            f"q sampled {fmt(r['q_sampled'])} · acceptance probability {r['acceptance']:.4f}",
         ),
         "verdict": verdict,
     }

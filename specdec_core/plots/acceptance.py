@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..verify import acceptance_probabilities, acceptance_rate, accepted_mass
+from ..verify import acceptance_probabilities, acceptance_probability, accepted_mass
 from .frames import BlitPNG, figure_png, lab_figure
 from .style import COLORS, HATCHES, new_axes, tag_kind
 
@@ -59,7 +59,7 @@ def draw_acceptance(ax, p, q, symbols=None, *, fixed_ylim: bool = False):
     def update(p, q):
         acc = np.asarray(accepted_mass(p, q), dtype=np.float64)
         a = np.asarray(acceptance_probabilities(p, q), dtype=np.float64)
-        alpha = float(acceptance_rate(p, q))
+        alpha = float(acceptance_probability(p, q))
         pf, qf = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
         if len(pf) != n:
             raise ValueError(f"this figure shows {n} symbols, got {len(pf)}")
@@ -93,7 +93,7 @@ def acceptance_figure(p, q, symbols=None):
 
 
 def comparison_figure(
-    exact, empirical, *, title, exact_label, empirical_label, symbols=None, kind="measured"
+    exact, empirical, *, title, exact_label, empirical_label, symbols=None, kind="simulated"
 ):
     """Two bars per symbol: an exact law and a simulated frequency (tagged ``kind``)."""
     ex = np.asarray(exact, dtype=np.float64)

@@ -1,4 +1,4 @@
-"""Figures for notebook 04: the K distribution, E[K] against γ, and measured vs iid K.
+"""Figures for notebook 04: the K distribution, E[K] against γ, and simulated vs iid K.
 
 Builders draw into a given Axes and return the artists a widget updates in place; the
 ``*_figure`` functions make the static fallback figures at given values.
@@ -104,16 +104,14 @@ def expected_count_figure(alphas=DEFAULT_ALPHAS, max_gamma: int = 12):
     return fig
 
 
-def measured_vs_iid_figure(k_counts, iid_pmf, *, title=""):
-    """Measured K frequencies (from simulated rounds) next to the iid prediction."""
+def simulated_vs_iid_figure(k_counts, iid_pmf, *, title=""):
+    """K frequencies of seeded simulated rounds next to the iid prediction."""
     counts = np.asarray(k_counts, dtype=float)
     freq = counts / counts.sum()
     pmf = np.asarray(iid_pmf, dtype=float)
     ks = np.arange(1, len(freq) + 1)
     fig, ax = new_axes(1, width=6.4, height=3.2)
-    ax.bar(
-        ks - 0.2, freq, width=0.4, color=COLORS["target"], label="simulated rounds, toy language (measured)"
-    )
+    ax.bar(ks - 0.2, freq, width=0.4, color=COLORS["target"], label="seeded rounds, toy language (simulated)")
     ax.bar(
         ks + 0.2,
         pmf,
@@ -122,7 +120,7 @@ def measured_vs_iid_figure(k_counts, iid_pmf, *, title=""):
         hatch="//",
         edgecolor="black",
         linewidth=0.5,
-        label="iid prediction at the measured average α (derived)",
+        label="iid prediction at the rounds' average α (derived)",
     )
     ax.set_xticks(ks)
     ax.set_xlabel("K = tokens emitted by one round")
@@ -131,7 +129,7 @@ def measured_vs_iid_figure(k_counts, iid_pmf, *, title=""):
     ax.legend(fontsize=8, loc="upper left")
     if title:
         ax.set_title(title, fontsize=10)
-    tag_kind(ax, "measured")
+    tag_kind(ax, "simulated")
     return fig
 
 

@@ -109,7 +109,7 @@ def round_figure(records, round_index: int = 0, *, symbols=SYMBOLS, correction: 
         loc="left",
     )
     _row_panel(bx, last, symbols)
-    tag_kind(ax, "measured")  # the steps: seeded draws u and their outcomes
+    tag_kind(ax, "simulated")  # the steps: seeded draws u and their outcomes
     tag_kind(bx, "derived")  # the rows: exact table entries (the drawn token is marked "drawn")
     return fig
 
@@ -207,7 +207,7 @@ def toy_tables_figure(target, draft, symbols=SYMBOLS):
     return fig
 
 
-def law_comparison_figure(law: dict, samples: dict, symbols=SYMBOLS, *, kind: str = "measured"):
+def law_comparison_figure(law: dict, samples: dict, symbols=SYMBOLS, *, kind: str = "simulated"):
     """Exact law (bars outlined) against one or more empirical tallies ``{label: Counter}``,
     one group per sequence, sorted by exact probability; sequences outside the law's support
     (impossible under the target) are appended at the right, marked with *."""

@@ -1,7 +1,8 @@
 """Colour-blind-safe palette (Okabe & Ito) with one colour per role, and the kind tag.
 
-Every figure states how its numbers were obtained — *derived* (exact math), *assumed* (a
-declared budget) or *measured* (timed on this machine) — with :func:`tag_kind`.
+Every figure states how its numbers were obtained — one of the kinds of
+:data:`specdec_core.formatting.KINDS` (derived, assumed, simulated, measured, reported, derived
+from assumed / measured inputs) — with :func:`tag_kind`.
 """
 
 from __future__ import annotations
@@ -20,11 +21,15 @@ COLORS = {
     "ink": "#000000",
 }
 
+#: One tag colour per kind of :data:`specdec_core.formatting.KINDS` (same keys; a test checks).
 KIND_COLORS = {
     "derived": "#009E73",
     "assumed": "#E69F00",
-    "derived-from-assumed": "#D55E00",
+    "simulated": "#CC79A7",
     "measured": "#0072B2",
+    "reported": "#000000",
+    "derived-from-assumed": "#D55E00",
+    "derived-from-measured": "#004C80",
 }
 
 #: Hatches to tell series apart without colour.
@@ -38,13 +43,12 @@ def new_axes(ncols: int = 1, *, width: float = 6.4, height: float = 3.2, **kw):
 
 
 def tag_kind(ax, kind: str, where: str = "upper right"):
-    """Write how the figure's values were obtained in a corner of ``ax``: 'derived', 'assumed',
-    'derived from assumed inputs' (kind ``"derived-from-assumed"``) or 'measured' — the label
-    rule of :mod:`specdec_core.formatting`."""
+    """Write how the figure's values were obtained in a corner of ``ax``: the words of ``kind``
+    (a key of :data:`specdec_core.formatting.KINDS`, e.g. ``"simulated"`` or
+    ``"derived-from-assumed"`` → 'derived from assumed inputs') — the one label rule."""
     from ..formatting import kind_text
 
-    if kind not in KIND_COLORS:
-        raise ValueError(f"kind must be one of {tuple(KIND_COLORS)}, got {kind!r}")
+    kind_text(kind)  # refuses a kind outside KINDS
     x, ha = (0.99, "right") if "right" in where else (0.01, "left")
     y, va = (0.98, "top") if "upper" in where else (0.02, "bottom")
     ax.text(
