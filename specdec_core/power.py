@@ -39,7 +39,7 @@ class PowerEstimate:
 
     @property
     def power(self) -> float:
-        """The measured power: the share of experiments that rejected."""
+        """The simulated power: the share of the seeded experiments that rejected."""
         return self.rejections / self.repeats
 
 
@@ -93,6 +93,27 @@ def approximate_power(p, q, rule: str, n, *, threshold: float = DEFAULT_THRESHOL
     law = {i: float(v) for i, v in enumerate(target) if v > 0}
     alternative = {i: float(v) for i, v in enumerate(out) if v > 0}
     return chi_square_power(law, alternative, n, threshold=threshold)
+
+
+def null_statistics(p, q, n, *, repeats: int, seed: int) -> np.ndarray:
+    """The test's statistic when the sampler is *right*: ``repeats`` independent experiments (one
+    seeded generator, drawn in a fixed order), each simulating ``n`` positions of strict
+    speculative sampling (residual correction) and computing the chi-square statistic of the
+    emitted symbols against p. Notebook 02 compares their histogram with the chi-square law the
+    test assumes. Returns a float array of length ``repeats``."""
+    n = check_int(n, "n", 1)
+    repeats = check_int(repeats, "repeats", 1)
+    seed = check_int(seed, "seed", 0)
+    pa, qa, _ = check_pair(p, q)
+    if pa.ndim != 1:
+        raise ValueError(f"p and q must be single distributions of shape (V,), got shape {pa.shape}")
+    law = {i: float(v) for i, v in enumerate(np.asarray(pa, dtype=np.float64)) if v > 0}
+    rng = np.random.default_rng(seed)
+    out = np.empty(repeats)
+    for i in range(repeats):
+        sim = simulate_position(pa, qa, n, rng, rule="residual")
+        out[i] = chi_square_gof(sim.emitted.tolist(), law).statistic
+    return out
 
 
 def power_table(

@@ -1,5 +1,6 @@
 """The power demo (specdec_core.power): a broken rule escapes a small test and not a large one."""
 
+import numpy as np
 import pytest
 
 from specdec_core.power import approximate_power, chi_square_power, power_table
@@ -88,3 +89,30 @@ def test_bad_arguments_are_refused(kw, match):
     args = dict(rule="target", sizes=[10], repeats=2, seed=0) | kw
     with pytest.raises(ValueError, match=match):
         power_table(WORKED.p, WORKED.q, args.pop("rule"), args.pop("sizes"), **args)
+
+
+def test_null_statistics_follow_the_chi_square_law_roughly():
+    """A correct sampler's statistics: reproducible, about as often beyond a quantile as the
+    chi-square law says (2 dof for the worked example at n = 300: no pooling)."""
+    from scipy.stats import chi2
+
+    from specdec_core import WORKED
+    from specdec_core.power import null_statistics
+
+    a = null_statistics(WORKED.p, WORKED.q, 300, repeats=400, seed=3)
+    assert a.shape == (400,) and (a >= 0).all()
+    assert np.array_equal(a, null_statistics(WORKED.p, WORKED.q, 300, repeats=400, seed=3))
+    share = float(np.mean(a >= chi2.isf(0.1, 2)))
+    assert abs(share - 0.1) < 4 * (0.1 * 0.9 / 400) ** 0.5
+    with pytest.raises(ValueError, match="repeats"):
+        null_statistics(WORKED.p, WORKED.q, 300, repeats=0, seed=3)
+
+
+def test_null_distribution_figure_draws():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from specdec_core.plots.residual import null_distribution_figure
+
+    fig = null_distribution_figure(np.random.default_rng(0).chisquare(2, 500), 2)
+    assert fig.axes[0].get_xlabel() == "statistic X²"

@@ -131,6 +131,44 @@ def draw_rule_output(ax, p, q, rule, symbols=None, *, legend=True):
     return update
 
 
+def null_distribution_figure(statistics, dof: int, threshold: float = 0.001, *, title=""):
+    """Histogram of chi-square statistics from correct seeded experiments (*simulated*) next to
+    the chi-square density with ``dof`` degrees of freedom (*derived*), with the critical value
+    of the test at ``threshold`` marked."""
+    from scipy.stats import chi2
+
+    stats = np.asarray(statistics, dtype=np.float64)
+    critical = float(chi2.isf(threshold, dof))
+    fig, ax = new_axes(width=6.4, height=3.0)
+    top = max(critical * 1.1, float(np.quantile(stats, 0.999)))
+    ax.hist(
+        stats[stats <= top],
+        bins=40,
+        range=(0, top),
+        density=True,
+        color=COLORS["discarded"],
+        label=f"{len(stats)} correct experiments (simulated)",
+    )
+    x = np.linspace(1e-3, top, 400)
+    ax.plot(x, chi2.pdf(x, dof), color=COLORS["target"], lw=2, label=f"chi-square, {dof} dof (derived)")
+    ax.axvline(critical, color=COLORS["rejected"], ls="--", lw=1.5)
+    ax.text(
+        critical,
+        ax.get_ylim()[1] * 0.55,
+        f"the test rejects beyond {critical:.1f} \n(p-value < {threshold:g}) ",
+        color=COLORS["rejected"],
+        fontsize=8,
+        ha="right",
+    )
+    ax.set_xlabel("statistic X²")
+    ax.set_ylabel("density")
+    ax.legend(fontsize=8, loc="upper center", frameon=False)
+    if title:
+        ax.set_title(title, fontsize=10)
+    tag_kind(ax, "simulated")
+    return fig
+
+
 def rules_figure(p, q, symbols=None, rules=CORRECTION_RULES):
     """All correction rules side by side at (p, q), tagged *derived*."""
     rules = tuple(rules)
