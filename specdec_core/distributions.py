@@ -108,6 +108,11 @@ def _as_array(x, name: str) -> tuple[np.ndarray, bool]:
     elif isinstance(x, np.ndarray) and x.dtype == object:
         _refuse_non_numbers(x.flat, name)
     if is_exact(x):
+        if isinstance(x, (list, tuple)):
+            try:
+                np.asarray(x)  # ragged nesting raises here
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"{name} must be a rectangular array of numbers ({exc})") from None
         arr = np.asarray(x, dtype=object)
         if arr.dtype != object or arr.ndim == 0:
             arr = np.asarray(x, dtype=object)
@@ -139,6 +144,8 @@ def check_distribution(x, name: str = "p", *, exact: bool | None = None) -> np.n
     ``exact=True`` forces the exact path (error if impossible), ``False`` forces float64,
     ``None`` (default) decides from the input.
     """
+    if exact is not None:
+        exact = check_bool(exact, "exact")
     if type(x) is np.ndarray and x.dtype == np.float64 and exact is not True and x.ndim and x.size:
         # fast path for the common case (a float64 array that is fine): two reductions; NaN
         # fails ``>=``, ±inf fails the sum test, and anything that fails gets the full checks
@@ -195,8 +202,10 @@ def check_pair(p, q, names: tuple[str, str] = ("p", "q")) -> tuple[np.ndarray, n
     return pa, qa, exact
 
 
-def check_probability(x, name: str = "alpha"):
-    """A scalar probability in [0, 1] (or a float array of them). Exact stays exact."""
+def check_probability(x, name: str = "alpha", *, scalar: bool = False):
+    """A scalar probability in [0, 1] (or, unless ``scalar``, a non-empty float array of them).
+    Exact stays exact. Strings (even "0.5"), bools, None and complex numbers are refused at any
+    depth; ``scalar=True`` refuses arrays and lists (one α, e.g. to price one round)."""
     if _is_exact_scalar(x):
         f = to_fraction(x, name)
         if not 0 <= f <= 1:
@@ -204,10 +213,22 @@ def check_probability(x, name: str = "alpha"):
         return f
     if isinstance(x, (bool, np.bool_)) or isinstance(x, (str, bytes)) or x is None:
         raise ValueError(f"{name} must be a number in [0, 1], got {x!r}")
+    if isinstance(x, (dict, set, frozenset)):
+        raise ValueError(f"{name} must be a number in [0, 1] or a sequence of them, got a {type(x).__name__}")
+    if isinstance(x, (list, tuple, np.ndarray)):
+        if scalar:
+            raise ValueError(f"{name} must be one number in [0, 1], not a sequence or array")
+        if isinstance(x, np.ndarray) and x.dtype.kind not in "fiuO":
+            raise ValueError(f"{name} must hold numbers in [0, 1], got dtype {x.dtype}")
+        _refuse_non_numbers(x if not isinstance(x, np.ndarray) else x.ravel(), name)
+    elif isinstance(x, (complex, np.complexfloating)):
+        raise ValueError(f"{name} must be a real number in [0, 1], got {x!r}")
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number in [0, 1], got {x!r}") from None
+    if arr.ndim and arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of probabilities, got an empty one")
     if np.isnan(arr).any():
         raise ValueError(f"{name} is NaN")
     if ((arr < 0) | (arr > 1)).any():
@@ -332,6 +353,11 @@ def check_token_ids(tokens, who: str, vocab: int | None = None) -> tuple:
     when ``vocab`` is given (negative ids are refused: numpy indexing would silently wrap)."""
     if isinstance(tokens, (str, bytes)) or tokens is None or not hasattr(tokens, "__iter__"):
         raise ValueError(f"{who} must be a sequence of integer token ids, got {tokens!r}")
+    if isinstance(tokens, (dict, set, frozenset)):
+        raise ValueError(
+            f"{who} must be an ordered sequence of integer token ids (a tuple or list), "
+            f"got a {type(tokens).__name__}"
+        )
     if isinstance(tokens, np.ndarray) and tokens.ndim != 1:
         raise ValueError(f"{who} must be a 1-D sequence of token ids, got shape {tokens.shape}")
     out = []
@@ -368,6 +394,159 @@ def check_nonnegative(x, name: str, what: str = "a non-negative number"):
 def check_time(x, name: str):
     """A non-negative, finite duration in milliseconds. Exact stays exact."""
     return check_nonnegative(x, name, "a number of milliseconds")
+
+
+# ---------------------------------------------------------------- one validator per kind of argument
+#
+# Every public function takes its arguments through these, so a kind of argument (a flag, a
+# count, a model, a sequence, a time, a hardware number, an array of distribution rows) is
+# refused the same way everywhere, with a ValueError naming it.
+
+
+def check_bool(x, name: str) -> bool:
+    """A flag: ``True`` or ``False`` (numpy bools too). Truthy stand-ins such as "no", 1, None
+    or an array are refused: ``exact="no"`` must not mean exact."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {x!r}")
+    return bool(x)
+
+
+def check_sequence(x, name: str, what: str = "a sequence") -> list:
+    """An ordered, finite sequence (list, tuple, 1-D array, range): strings, dicts (iterated by
+    key), sets (no order) and non-iterables are refused. Returns a list."""
+    if isinstance(x, np.ndarray):
+        if x.ndim != 1:
+            raise ValueError(f"{name} must be {what} (1-D), got an array of shape {x.shape}")
+        return list(x)
+    if isinstance(x, (str, bytes)) or x is None or isinstance(x, (dict, set, frozenset)):
+        kind = "a string" if isinstance(x, (str, bytes)) else f"a {type(x).__name__}"
+        raise ValueError(f"{name} must be {what} (a list or tuple), got {kind}")
+    if not isinstance(x, (list, tuple, range)) and not (hasattr(x, "__len__") and hasattr(x, "__getitem__")):
+        raise ValueError(f"{name} must be {what} (a list or tuple), got {type(x).__name__}")
+    return list(x)
+
+
+def check_int_sequence(x, name: str, low: int | None = 0, high: int | None = None) -> tuple:
+    """A non-empty ordered sequence of integers in [low, high] (each through :func:`check_int`:
+    1.7, "3" and True are refused)."""
+    items = check_sequence(x, name, "a non-empty sequence of integers")
+    if not items:
+        raise ValueError(f"{name} must be a non-empty sequence of integers, got an empty one")
+    out = []
+    for i, v in enumerate(items):
+        try:
+            out.append(check_int(v, name, low, high))
+        except ValueError as exc:
+            raise ValueError(f"{exc} (entry {i})") from None
+    return tuple(out)
+
+
+def check_model(model, name: str, method: str | None = None):
+    """A model: a callable ``model(prefix) -> probabilities`` (or an object offering
+    ``method``, e.g. ``.score``)."""
+    if callable(model) or (method is not None and hasattr(model, method)):
+        return model
+    offer = f" (or offer .{method})" if method else ""
+    raise ValueError(f"{name} must be a model: prefix -> probabilities{offer}, got {type(model).__name__}")
+
+
+def check_optional_callable(f, name: str):
+    """``None`` or a callable."""
+    if f is not None and not callable(f):
+        raise ValueError(f"{name} must be a function or None, got {type(f).__name__}")
+    return f
+
+
+def check_rows(rows, name: str, *, n_rows: int | None = None) -> np.ndarray:
+    """A (n, V) array of distribution rows of any real dtype the library accepts (float16/32/64,
+    ints, exact numbers): as float64, every row finite, non-negative and summing to 1 within
+    :data:`SUM_TOL`. Ragged, complex, string and boolean input is refused; ``n_rows`` fixes n."""
+    arr = check_distribution(rows, name, exact=False)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array of distribution rows (n, V), got shape {arr.shape}")
+    if n_rows is not None and arr.shape[0] != n_rows:
+        raise ValueError(f"{name} must have {n_rows} rows, got {arr.shape[0]}")
+    return arr.astype(np.float64, copy=False)
+
+
+def draw(weights, rng, size=None):
+    """The library's one sampler: index draw(s) from non-negative ``weights`` (1-D, need not be
+    normalized) by :func:`inverse_cdf` with ``rng.random(size)``. It takes one uniform per draw,
+    like ``rng.choice(V, size, p=w)`` did, and gives the same index except when a uniform lands
+    within rounding of a CDF edge; unlike ``rng.choice`` it accepts any row the library's
+    validators accept (float32 softmaxes summing to 1 within SUM_TOL). Callers validate."""
+    return inverse_cdf(weights, rng.random() if size is None else rng.random(size))
+
+
+def check_size(n, name: str, limit: int, what: str = "items") -> int:
+    """Refuse work or memory that grows with an argument beyond ``limit`` (a ValueError naming
+    the argument and the limit, never a hang or numpy's MemoryError)."""
+    if n > limit:
+        raise ValueError(f"{name} asks for {n:,} {what}; at most {limit:,} are computed")
+    return n
+
+
+def check_positive(x, name: str, what: str = "a positive number"):
+    """A positive, finite scalar (exact stays exact)."""
+    v = check_nonnegative(x, name, what)
+    if v == 0:
+        raise ValueError(f"{name} must be positive, got {x!r}")
+    return v
+
+
+def check_finite_result(value, what: str, names: str):
+    """A derived total (a time, a rate) must be finite: inputs so extreme that their sum or
+    quotient overflows are refused, naming them."""
+    v = np.asarray(value, dtype=np.float64) if not isinstance(value, Fraction) else None
+    if v is not None and not np.isfinite(v).all():
+        raise ValueError(f"{what} overflows (is infinite) for {names}: the inputs are too large")
+    return value
+
+
+def check_times(x, name: str, *, min_size: int = 1) -> np.ndarray:
+    """A 1-D sequence of finite, non-negative times (ms) as float64: numbers only (no strings,
+    bools, complex numbers, dicts, None; not ragged)."""
+    if isinstance(x, (dict, set, frozenset)):
+        raise ValueError(f"{name} must be a sequence of times, got a {type(x).__name__}")
+    arr, _ = _as_array(x, name)
+    arr = np.asarray(arr, dtype=np.float64)
+    if arr.ndim != 1 or arr.size < min_size:
+        raise ValueError(
+            f"{name} must be a 1-D sequence of at least {min_size} time(s), got shape {arr.shape}"
+        )
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite")
+    if (arr < 0).any():
+        raise ValueError(f"{name} must be non-negative")
+    return arr
+
+
+def check_reals(x, name: str) -> np.ndarray:
+    """A rectangular array of real numbers (any shape, ±inf allowed: the caller decides) as
+    float64: strings (even "0.5"), bools, None, complex numbers, dicts and ragged input are
+    refused."""
+    if isinstance(x, (dict, set, frozenset)):
+        raise ValueError(f"{name} must be an array of numbers, got a {type(x).__name__}")
+    if isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, (bool, np.bool_, complex)):
+        return np.asarray(float(x))
+    arr, _ = _as_array(x, name)
+    return np.asarray(arr, dtype=np.float64)
+
+
+def as_rectangular(x, name: str) -> np.ndarray:
+    """``np.asarray(x)``, with ragged input refused by name (not numpy's "setting an array
+    element with a sequence")."""
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{name} must be a rectangular array ({exc})") from None
+
+
+def check_name(x, name: str) -> str:
+    """A non-empty string (a model's or a device's name, a source)."""
+    if not isinstance(x, str) or not x.strip():
+        raise ValueError(f"{name} must be a non-empty string, got {x!r}")
+    return x
 
 
 def as_float(x) -> np.ndarray:
