@@ -41,11 +41,15 @@ from fractions import Fraction
 import numpy as np
 
 from .distributions import (
+    check_bool,
     check_distribution,
     check_gamma,
     check_int,
     check_pair,
     check_rng,
+    check_sequence,
+    check_size,
+    draw,
 )
 from .power import chi_square_power  # noqa: F401  (re-exported; its one home is power.py)
 from .verify import residual_distribution
@@ -61,18 +65,21 @@ FLOAT_REJECT_TOL = 1e-12
 TYPICAL_EPSILON = 0.09
 TYPICAL_DELTA = 0.3
 
+#: The exact laws enumerate what rejections can leave behind: without replacement that is
+#: about s·(s−1)⋯ branches (s the draft's support) of V entries each. Refused beyond this many
+#: entries (about 2 s of work), with a ValueError naming k, rather than running for minutes.
+MAX_ENUMERATION = 2 * 10**7
+
 
 # ------------------------------------------------------------------ validation helpers
 def check_rule(rule, name: str = "rule") -> str:
-    if rule not in MULTI_DRAFT_RULES:
+    if not isinstance(rule, str) or rule not in MULTI_DRAFT_RULES:
         raise ValueError(f"{name} must be one of {MULTI_DRAFT_RULES}, got {rule!r}")
     return rule
 
 
 def check_replacement(replacement, name: str = "replacement") -> bool:
-    if not isinstance(replacement, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {replacement!r}")
-    return bool(replacement)
+    return check_bool(replacement, name)
 
 
 def check_typical(epsilon, delta) -> tuple[float, float]:
@@ -108,11 +115,11 @@ def check_k(k, q, replacement: bool, name: str = "k") -> int:
 def check_candidates(candidates, q, replacement: bool, name: str = "candidates") -> tuple:
     """Token indices in range, each with q(x) > 0, distinct when drawn without replacement."""
     replacement = check_replacement(replacement)
-    if isinstance(candidates, (str, bytes)) or not hasattr(candidates, "__len__"):
-        raise ValueError(f"{name} must be a sequence of token indices, got {candidates!r}")
+    # ordered: the order decides which candidate is tried first (a set or dict has none)
+    items = check_sequence(candidates, name, "a sequence of token indices")
     cands = []
     V = len(q)
-    for i, x in enumerate(candidates):
+    for i, x in enumerate(items):
         x = check_int(x, f"{name}[{i}]", None, what="a token index (int)")
         if not 0 <= x < V:
             raise ValueError(f"{name}[{i}] = {x} is out of range for a vocabulary of {V}")
@@ -180,11 +187,11 @@ def sample_candidates(q, k, rng, *, replacement=True) -> tuple:
     qa = np.asarray(check_distribution(q, "q"), dtype=np.float64)
     k = check_k(k, qa, replacement)
     check_rng(rng)
-    if replacement:
-        return tuple(int(x) for x in rng.choice(len(qa), size=k, p=qa))
+    if replacement:  # the library's own sampler (float32 rows within SUM_TOL are fine)
+        return tuple(int(x) for x in draw(qa, rng, size=k))
     out, s = [], qa.copy()
     for _ in range(k):
-        x = int(rng.choice(len(s), p=s / s.sum()))
+        x = int(draw(s, rng))
         out.append(x)
         s[x] = 0.0
     return tuple(out)
@@ -216,8 +223,7 @@ def verify_candidates(
         t, fallback = _next(rule, pa, t, s)
         if not replacement and i + 1 < len(cands):
             s = _remove(s, x)
-    f = np.asarray(fallback, dtype=np.float64)
-    return None, int(rng.choice(len(f), p=f / f.sum()))
+    return None, int(draw(np.asarray(fallback, dtype=np.float64), rng))
 
 
 def verify_multi_draft(p, q, candidates, rng, *, replacement=True):
@@ -249,7 +255,7 @@ def multi_draft_law(
         p, q, k, rule=rule, replacement=replacement, epsilon=epsilon, delta=delta
     )
     pa, _, exact = check_pair(p, q)
-    k = int(k)
+    k = check_gamma(k, "k")
     V = len(pa)
     out = np.array([_zero(exact)] * V, dtype=object if exact else np.float64)
     by_index = [_zero(exact)] * k
@@ -266,6 +272,21 @@ def _outcomes(rule, p, q, k, replacement, pass_set):
     the all-rejected paths. Branches only over tokens a rejection can leave behind."""
     accepted = defaultdict(lambda: 0 * p[0])
     fallbacks = []
+    if replacement:  # one path: a loop (k may be large; no recursion)
+        t, reach = p, 1 + 0 * p[0]
+        for i in range(k):
+            acc = _accept_mass(rule, t, q, pass_set)
+            for x in range(len(q)):
+                if acc[x] != 0:
+                    accepted[(i, x)] += reach * acc[x]
+            total = (q - acc).sum()
+            if total <= 0 or (t.dtype != object and total < FLOAT_REJECT_TOL):
+                break  # nothing (or only float rounding) left to reject
+            t_next, fb = _next(rule, p, t, q)
+            if i + 1 == k:
+                fallbacks.append((reach * total, fb))
+            t, reach = t_next, reach * total
+        return accepted, fallbacks
 
     def rec(t, s, i, reach):
         acc = _accept_mass(rule, t, s, pass_set)
@@ -279,8 +300,6 @@ def _outcomes(rule, p, q, k, replacement, pass_set):
         t_next, fb = _next(rule, p, t, s)
         if i + 1 == k:
             fallbacks.append((reach * total, fb))
-        elif replacement:
-            rec(t_next, s, i + 1, reach * total)
         else:
             for x in range(len(s)):
                 if rej[x] > 0:
@@ -288,6 +307,27 @@ def _outcomes(rule, p, q, k, replacement, pass_set):
 
     rec(p, q, 0, 1 + 0 * p[0])
     return accepted, fallbacks
+
+
+def _check_enumeration(k, q, replacement):
+    """Refuse an enumeration of more than MAX_ENUMERATION entries (branches × V)."""
+    V = len(q)
+    if replacement:
+        branches = k
+    else:
+        s = int(sum(1 for v in q if v > 0))
+        branches, level = 0, 1
+        for j in range(k):  # the j-th candidate is reached along s(s−1)⋯(s−j+1) paths
+            branches += level
+            level *= s - j
+            if branches * V > MAX_ENUMERATION:
+                break
+    check_size(
+        branches * V,
+        f"k = {k} candidates {'with' if replacement else 'without'} replacement over {V} tokens",
+        MAX_ENUMERATION,
+        "table entries to enumerate",
+    )
 
 
 def multi_draft_outcomes(
@@ -301,6 +341,7 @@ def multi_draft_outcomes(
     if pa.ndim != 1:
         raise ValueError(f"p and q must be single distributions (shape (V,)), got shape {pa.shape}")
     k = check_k(k, qa, replacement)
+    _check_enumeration(k, qa, replacement)
     pass_set = set()
     if rule == "typical":
         thr = typical_threshold(pa, epsilon, delta)

@@ -26,7 +26,20 @@ from fractions import Fraction
 
 import numpy as np
 
-from .distributions import check_distribution, check_gamma, check_int
+from .distributions import (
+    check_bool,
+    check_distribution,
+    check_gamma,
+    check_int,
+    check_model,
+    check_optional_callable,
+    check_probability,
+    check_rng,
+    check_rows,
+    check_sequence,
+    check_size,
+    draw,
+)
 from .multidraft import (
     TYPICAL_DELTA,
     TYPICAL_EPSILON,
@@ -46,6 +59,13 @@ FAMILY_LABELS = {
     "deep": "narrow-deep (two chains)",
 }
 
+#: The exact laws enumerate outcomes; beyond this many (summed over the memoized subtrees) they
+#: refuse with a ValueError naming the tree and ``max_len`` rather than fill the memory.
+MAX_OUTCOMES = 10**6
+
+#: tree_attention_mask allocates (nodes, prefix_len + nodes) booleans; at most this many.
+MAX_MASK_CELLS = 10**8
+
 
 # ------------------------------------------------------------------ the structure
 @dataclass(frozen=True)
@@ -58,25 +78,24 @@ class TokenTree:
     tokens: tuple | None = None
 
     def __post_init__(self):
-        if isinstance(self.parents, (str, bytes)) or not hasattr(self.parents, "__len__"):
-            raise ValueError(f"parents must be a sequence of node indices, got {self.parents!r}")
+        items = check_sequence(self.parents, "parents", "a sequence of node indices")
         par = []
-        for i, a in enumerate(self.parents):
+        for i, a in enumerate(items):
             a = check_int(a, f"parents[{i}]", None, what="an int")
             if not -1 <= a < i:
                 raise ValueError(f"parents[{i}] = {a} must be -1 (the root) or an earlier node (0..{i - 1})")
             par.append(int(a))
         object.__setattr__(self, "parents", tuple(par))
+        kids: dict = {}
+        for i, a in enumerate(par):  # children by parent, built once: children() is O(1)
+            kids.setdefault(a, []).append(i)
+        object.__setattr__(self, "_kids", {a: tuple(v) for a, v in kids.items()})
         if self.tokens is not None:
-            if (
-                isinstance(self.tokens, (str, bytes))
-                or not hasattr(self.tokens, "__len__")
-                or len(self.tokens) != len(par)
-            ):
+            toks = check_sequence(self.tokens, "tokens", "a sequence giving one token per node")
+            if len(toks) != len(par):
                 raise ValueError(f"tokens must give one token per node ({len(par)}), got {self.tokens!r}")
             toks = tuple(
-                check_int(t, f"tokens[{i}]", 0, what="a non-negative token index")
-                for i, t in enumerate(self.tokens)
+                check_int(t, f"tokens[{i}]", 0, what="a non-negative token index") for i, t in enumerate(toks)
             )
             object.__setattr__(self, "tokens", toks)
 
@@ -85,7 +104,7 @@ class TokenTree:
         return len(self.parents)
 
     def children(self, node: int = -1) -> tuple:
-        return tuple(i for i, a in enumerate(self.parents) if a == node)
+        return self._kids.get(node, ())
 
     def path(self, node: int) -> tuple:
         """Node indices from the root's child down to ``node`` (empty for the root, -1)."""
@@ -173,6 +192,9 @@ def tree_attention_mask(tree: TokenTree, prefix_len: int = 0) -> np.ndarray:
         raise ValueError(f"tree must be a TokenTree, got {type(tree).__name__}")
     prefix_len = check_gamma(prefix_len, "prefix_len")
     n = tree.n_nodes
+    check_size(
+        n * (prefix_len + n), f"prefix_len = {prefix_len} with {n} nodes", MAX_MASK_CELLS, "mask cells"
+    )
     mask = np.zeros((n, prefix_len + n), dtype=bool)
     mask[:, :prefix_len] = True
     for i in range(n):
@@ -188,10 +210,30 @@ def tree_positions(tree: TokenTree, prefix_len: int = 0) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ models
-def _row(model, prefix, exact: bool):
+def _row(model, prefix, exact: bool, who: str = "model"):
+    """``who``'s row after ``prefix`` (``who`` is "target" or "draft": messages name it)."""
     if exact and hasattr(model, "exact"):
-        return check_distribution(model.exact(tuple(prefix)), "model row", exact=True)
-    return check_distribution(np.asarray(model(tuple(prefix)), dtype=np.float64), "model row", exact=False)
+        return check_distribution(model.exact(tuple(prefix)), f"{who} row", exact=True)
+    return check_distribution(model(tuple(prefix)), f"{who} row", exact=False).astype(np.float64, copy=False)
+
+
+def _check_models_prefix(target, draft, prefix, key=None):
+    """The tree functions' shared argument checks: two models, an optional cache-key function,
+    and a prefix of integer token ids (below the target's declared vocabulary, if any)."""
+    from .sampling import check_prefix
+
+    check_model(target, "target")
+    check_model(draft, "draft")
+    check_optional_callable(key, "key")
+    v = getattr(target, "vocab_size", None)
+    vocab = int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 else None
+    return check_prefix(prefix, vocab)
+
+
+def _check_prefix_in_rows(prefix, V):
+    bad = [t for t in prefix if t >= V]
+    if bad:
+        raise ValueError(f"prefix holds the token id {bad[0]}, outside the vocabulary [0, {V})")
 
 
 class MixedDraft:
@@ -199,13 +241,9 @@ class MixedDraft:
     w = 0 is the draft itself, w = 1 a perfect draft."""
 
     def __init__(self, draft, target, weight):
-        w = (
-            Fraction(weight)
-            if isinstance(weight, (int, Fraction)) and not isinstance(weight, bool)
-            else weight
-        )
-        if isinstance(w, bool) or not isinstance(w, (int, float, Fraction)) or not 0 <= w <= 1:
-            raise ValueError(f"weight must be a number in [0, 1], got {weight!r}")
+        check_model(draft, "draft")
+        check_model(target, "target")
+        w = check_probability(weight, "weight", scalar=True)  # exact -> Fraction, else float
         self.draft, self.target, self.weight = draft, target, w
         self.vocab_size = getattr(draft, "vocab_size", None)
 
@@ -228,10 +266,11 @@ def last_token_key(prefix) -> tuple:
 
 
 # ------------------------------------------------------------------ exact laws
-def _opts(rule, replacement, epsilon, delta, tree):
+def _opts(rule, replacement, epsilon, delta, tree, exact=False):
     check_rule(rule)
     check_replacement(replacement)
     check_typical(epsilon, delta)
+    check_bool(exact, "exact")
     if not isinstance(tree, TokenTree):
         raise ValueError(f"tree must be a TokenTree, got {type(tree).__name__}")
 
@@ -264,36 +303,65 @@ def tree_round_law(
     rest of its slots stay empty). ``key(prefix)`` may name a cache key for contexts whose rows are
     equal (e.g. :func:`last_token_key` for the toy language); ``None`` caches by full prefix.
     ``max_len``: keep only the first ``max_len`` emitted tokens (their law is still exact)."""
-    _opts(rule, replacement, epsilon, delta, tree)
+    _opts(rule, replacement, epsilon, delta, tree, exact)
+    prefix = _check_models_prefix(target, draft, prefix, key)
     if max_len is not None:
         max_len = check_gamma(max_len, "max_len")
     key = key or tuple
     node = _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key)
-    return _round_law(node, key, exact)(-1, tuple(prefix), -1 if max_len is None else max_len)
+    return _round_law(node, key, exact, tree.n_nodes)(-1, prefix, -1 if max_len is None else max_len)
 
 
-def _round_law(node, key, exact):
-    """law(u, ctx, budget): the law of the tokens a round emits from node u on (first ``budget``)."""
+def _round_law(node, key, exact, n_nodes=0):
+    """law(u, ctx, budget): the law of the tokens a round emits from node u on (first ``budget``).
+
+    Evaluated with an explicit stack (no recursion: a deep tree is no RecursionError), and
+    refused past :data:`MAX_OUTCOMES` enumerated outcomes."""
     memo = {}
     one = Fraction(1) if exact else 1.0
+    base = {(): one}
+    size = [0]
 
-    def law(u, ctx, budget):
-        if budget == 0:
-            return {(): one}
-        mk = (u, key(ctx), budget)
-        if mk in memo:
-            return memo[mk]
-        out = defaultdict(lambda: 0 * one)
-        kids, _, accepted, fallbacks = node(u, ctx)
-        for (i, x), m in accepted.items():
-            for seq, pr in law(kids[i], ctx + (x,), budget - 1).items():
-                out[(x,) + seq] += m * pr
-        for m, dist in fallbacks:
-            for y, d in enumerate(dist):
-                if d != 0:
-                    out[(y,)] += m * d
-        memo[mk] = dict(out)
-        return memo[mk]
+    def sub(u, ctx, budget):
+        return base if budget == 0 else memo[(u, key(ctx), budget)]
+
+    def law(u0, ctx0, budget0):
+        if budget0 == 0:
+            return base
+        stack = [(u0, ctx0, budget0)]
+        while stack:
+            u, ctx, budget = stack[-1]
+            mk = (u, key(ctx), budget)
+            if mk in memo:
+                stack.pop()
+                continue
+            kids, _, accepted, fallbacks = node(u, ctx)
+            todo = [
+                (kids[i], ctx + (x,), budget - 1)
+                for (i, x) in accepted
+                if budget - 1 != 0 and (kids[i], key(ctx + (x,)), budget - 1) not in memo
+            ]
+            if todo:
+                stack.extend(todo)
+                continue
+            out = defaultdict(lambda: 0 * one)
+            for (i, x), m in accepted.items():
+                for seq, pr in sub(kids[i], ctx + (x,), budget - 1).items():
+                    out[(x,) + seq] += m * pr
+            for m, dist in fallbacks:
+                for y, d in enumerate(dist):
+                    if d != 0:
+                        out[(y,)] += m * d
+            size[0] += len(out)
+            if size[0] > MAX_OUTCOMES:
+                raise ValueError(
+                    f"tree: the law of one round of a {n_nodes}-node tree has more than "
+                    f"{MAX_OUTCOMES:,} outcomes to enumerate; at most {MAX_OUTCOMES:,} are "
+                    "computed (pass max_len=... to keep only the first tokens, or use a smaller tree)"
+                )
+            memo[mk] = dict(out)
+            stack.pop()
+        return memo[(u0, key(ctx0), budget0)]
 
     return law
 
@@ -310,10 +378,10 @@ def _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact
     def node(u, ctx):
         ck = (u, key(ctx))
         if ck not in cache:
-            p = _row(target, ctx, exact)
+            p = _row(target, ctx, exact, "target")
             kids = tree.children(u)
             if kids:
-                q = _row(draft, ctx, exact)
+                q = _row(draft, ctx, exact, "draft")
                 if len(q) != len(p):
                     raise ValueError(f"target and draft rows differ in size at {ctx}: {len(p)} vs {len(q)}")
                 kids = _offered(kids, q, replacement)
@@ -349,11 +417,16 @@ def tree_sequence_law(
     (the last round's extra tokens cut off). For the lossless rule it must equal the target's own
     law of ``length`` tokens."""
     length = check_gamma(length, "length")
-    _opts(rule, replacement, epsilon, delta, tree)
+    _opts(rule, replacement, epsilon, delta, tree, exact)
+    prefix = _check_models_prefix(target, draft, prefix, key)
+    _check_length(target, prefix, length, exact)
     key = key or tuple
     memo = {}
     round_law = _round_law(
-        _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key), key, exact
+        _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key),
+        key,
+        exact,
+        tree.n_nodes,
     )
 
     def law(ctx, n):
@@ -372,7 +445,19 @@ def tree_sequence_law(
         memo[mk] = {s: v for s, v in out.items() if v != 0}
         return memo[mk]
 
-    return law(tuple(prefix), length)
+    return law(prefix, length)
+
+
+def _check_length(target, prefix, length, exact):
+    """The law of ``length`` tokens has up to V^length outcomes: refused beyond MAX_OUTCOMES
+    (the same rule as :func:`specdec_core.toy.sequence_law`); also checks the prefix against V."""
+    V = len(_row(target, prefix, exact, "target"))
+    _check_prefix_in_rows(prefix, V)
+    if length * np.log10(max(V, 1)) > np.log10(MAX_OUTCOMES) + 1e-9:
+        raise ValueError(
+            f"length = {length} over a vocabulary of {V} gives up to {V}^{length} sequences; "
+            f"at most {MAX_OUTCOMES:,} are enumerated"
+        )
 
 
 @dataclass(frozen=True)
@@ -400,23 +485,36 @@ def tree_round_stats(
 ) -> TreeRoundStats:
     """Expected accepted length of one round (exact by default) and its pass size: every node plus
     the last emitted token's position (n + 1 positions)."""
-    _opts(rule, replacement, epsilon, delta, tree)
+    _opts(rule, replacement, epsilon, delta, tree, exact)
+    prefix = _check_models_prefix(target, draft, prefix, key)
     return _round_stats(target, draft, prefix, tree, rule, replacement, epsilon, delta, exact, key or tuple)
 
 
 def _round_stats(target, draft, prefix, tree, rule, replacement, epsilon, delta, exact, key, shared=None):
     node = _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key, shared)
     memo = {}
+    zero = Fraction(0) if exact else 0.0
 
-    def accepted_length(u, ctx):
-        mk = (u, key(ctx))
-        if mk not in memo:
+    def accepted_length(u0, ctx0):
+        # E[accepted below u] = Σ m·(1 + E[accepted below child]); an explicit stack, so a deep
+        # tree (the depth is the caller's argument) is no RecursionError
+        stack = [(u0, ctx0)]
+        while stack:
+            u, ctx = stack[-1]
+            mk = (u, key(ctx))
+            if mk in memo:
+                stack.pop()
+                continue
             kids, _, accepted, _ = node(u, ctx)
+            todo = [(kids[i], ctx + (x,)) for (i, x) in accepted if (kids[i], key(ctx + (x,))) not in memo]
+            if todo:
+                stack.extend(todo)
+                continue
             memo[mk] = sum(
-                (m * (1 + accepted_length(kids[i], ctx + (x,))) for (i, x), m in accepted.items()),
-                Fraction(0) if exact else 0.0,
+                (m * (1 + memo[(kids[i], key(ctx + (x,)))]) for (i, x), m in accepted.items()), zero
             )
-        return memo[mk]
+            stack.pop()
+        return memo[(u0, key(ctx0))]
 
     ea = accepted_length(-1, tuple(prefix))
     return TreeRoundStats(ea, ea + 1, tree.n_nodes + 1, tree.n_nodes)
@@ -440,6 +538,10 @@ def draft_tree(tree: TokenTree, draft, prefix, rng, *, replacement=True):
     replacement, children beyond the draft's support are dropped (with their subtrees)."""
     if not isinstance(tree, TokenTree):
         raise ValueError(f"tree must be a TokenTree, got {type(tree).__name__}")
+    check_model(draft, "draft")
+    prefix = _check_models_prefix(draft, draft, prefix)
+    check_rng(rng)
+    replacement = check_replacement(replacement)
     tokens, keep = [None] * tree.n_nodes, [False] * tree.n_nodes
     q_rows = [None] * (tree.n_nodes + 1)
     for u in (-1,) + tuple(range(tree.n_nodes)):
@@ -449,14 +551,15 @@ def draft_tree(tree: TokenTree, draft, prefix, rng, *, replacement=True):
         if not kids:
             continue
         ctx = tuple(prefix) + tuple(tokens[i] for i in tree.path(u))
-        q = _row(draft, ctx, False)
+        q = _row(draft, ctx, False, "draft")
         q_rows[u + 1] = q
         kids = _offered(kids, q, replacement)
         for i, x in zip(kids, sample_candidates(q, len(kids), rng, replacement=replacement)):
             tokens[i], keep[i] = x, True
     index = {old: new for new, old in enumerate(i for i in range(tree.n_nodes) if keep[i])}
     parents = tuple(-1 if tree.parents[i] == -1 else index[tree.parents[i]] for i in index)
-    V = len(q_rows[0]) if q_rows[0] is not None else 1
+    # an empty tree drafts nothing, but its placeholder rows still need the vocabulary's size
+    V = len(q_rows[0]) if q_rows[0] is not None else len(_row(draft, prefix, False, "draft"))
     rows = [q_rows[0]] + [q_rows[i + 1] for i in index]
     rows = np.array([r if r is not None else np.full(V, 1.0 / V) for r in rows])
     return TokenTree(parents, tuple(tokens[i] for i in index)), rows
@@ -480,13 +583,14 @@ def verify_tree(
     _opts(rule, replacement, epsilon, delta, tree)
     if tree.tokens is None:
         raise ValueError("tree has no tokens: draft it first (draft_tree)")
-    P = np.asarray(p_rows, dtype=np.float64)
-    Q = np.asarray(q_rows, dtype=np.float64)
+    check_rng(rng)
     n = tree.n_nodes
+    P = check_distribution(p_rows, "p_rows", exact=False)
     if P.ndim != 2 or P.shape[0] != n + 1:
         raise ValueError(
             f"p_rows must have shape ({n + 1}, V): one row for the root and one per node, got {P.shape}"
         )
+    Q = check_rows(q_rows, "q_rows")
     if Q.shape != P.shape:
         raise ValueError(f"q_rows must have the same shape as p_rows {P.shape}, got {Q.shape}")
     if max(tree.tokens, default=-1) >= P.shape[1]:
@@ -495,8 +599,7 @@ def verify_tree(
     while True:
         kids = tree.children(u)
         if not kids:
-            f = P[u + 1]
-            out.append(int(rng.choice(len(f), p=f / f.sum())))
+            out.append(int(draw(P[u + 1], rng)))
             return TreeVerdict(tuple(path), tuple(out), True)
         idx, tok = verify_candidates(
             P[u + 1],
@@ -518,15 +621,26 @@ def verify_tree(
 def tree_round(target, draft, prefix, tree: TokenTree, rng, **kw) -> TreeVerdict:
     """Draft ``tree``, score every node (here one target call per node; a real model does it in one
     pass with :func:`tree_attention_mask`), verify."""
+    _opts(
+        kw.get("rule", "recursive"),
+        kw.get("replacement", True),
+        kw.get("epsilon", TYPICAL_EPSILON),
+        kw.get("delta", TYPICAL_DELTA),
+        tree,
+    )
+    prefix = _check_models_prefix(target, draft, prefix)
     drafted, q_rows = draft_tree(tree, draft, prefix, rng, replacement=kw.get("replacement", True))
-    p_rows = np.array([_row(target, drafted.context(u, prefix), False) for u in range(-1, drafted.n_nodes)])
+    p_rows = np.array(
+        [_row(target, drafted.context(u, prefix), False, "target") for u in range(-1, drafted.n_nodes)]
+    )
+    _check_prefix_in_rows(prefix, p_rows.shape[1])
     return verify_tree(drafted, p_rows, q_rows, rng, **kw)
 
 
 def tree_generate(target, draft, prefix, tree: TokenTree, max_new_tokens: int, rng, **kw) -> tuple:
     """Tree rounds until ``max_new_tokens`` tokens exist; returns exactly that many."""
     n = check_gamma(max_new_tokens, "max_new_tokens")
-    ctx, out = tuple(prefix), []
+    ctx, out = _check_models_prefix(target, draft, prefix), []
     while len(out) < n:
         v = tree_round(target, draft, ctx, tree, rng, **kw)
         out.extend(v.tokens)
@@ -570,7 +684,7 @@ def compare_with_target(
         "key": key,
     }
     law = tree_sequence_law(target, draft, prefix, tree, length, **kw)
-    want = _target_sequence_law(target, prefix, length, exact)
+    want = _target_sequence_law(target, tuple(prefix), length, exact)
     zero = Fraction(0) if exact else 0.0
     keys = sorted(set(law) | set(want))
     tv = sum((abs(law.get(s, zero) - want.get(s, zero)) for s in keys), zero) / 2
@@ -583,7 +697,7 @@ def _target_sequence_law(target, prefix, length, exact):
     for _ in range(length):
         nxt = {}
         for seq, pr in out.items():
-            row = _row(target, tuple(prefix) + seq, exact)
+            row = _row(target, tuple(prefix) + seq, exact, "target")
             for y, v in enumerate(row):
                 if v != 0:
                     nxt[seq + (y,)] = pr * v
@@ -608,10 +722,9 @@ def tree_lab_numbers(family: str, nodes: int, quality: float, rule: str, replace
     nodes = check_gamma(nodes, "nodes")
     if not 1 <= nodes <= LAB_MAX_NODES:
         raise ValueError(f"nodes must be in 1..{LAB_MAX_NODES}, got {nodes}")
-    if isinstance(quality, bool) or not isinstance(quality, (int, float)) or not 0 <= quality <= 1:
-        raise ValueError(f"quality must be a number in [0, 1], got {quality!r}")
+    quality = check_probability(quality, "quality", scalar=True)
     check_rule(rule)
-    check_replacement(replacement)
+    replacement = check_replacement(replacement)
     return _lab_numbers(family, nodes, round(float(quality), 6), rule, bool(replacement))
 
 

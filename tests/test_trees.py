@@ -178,7 +178,7 @@ def test_bad_tokens_and_rows():
         family_tree("bushy", 3)
     with pytest.raises(ValueError, match=r"branching\[1\] must be at least 1"):
         branching_tree((2, 0))
-    with pytest.raises(ValueError, match="weight must be a number in"):
+    with pytest.raises(ValueError, match=r"weight must be in \[0, 1\]"):
         MixedDraft(D, T, 1.5)
 
 
