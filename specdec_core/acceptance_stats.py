@@ -10,6 +10,10 @@ questions:
 * **acceptance length** = mean K, tokens emitted per verification round (accepted + the one
   correction or bonus). It is what the throughput formula of notebook 05 needs.
 
+Both are counted from what reached the output: in the round that emits a stop token, the
+accepted proposals after it (and the correction or bonus) are discarded, so they count as
+proposed but neither as accepted nor as emitted (``RoundRecord.kept``, ``len(emitted)``).
+
 Also here: the K histogram, acceptance per position, the average α over the prefixes the
 rounds really checked, and, for exact models (``model.exact(prefix)``), the *exact* law of a
 round and the long-run statistics of a first-order (previous-token) model such as
@@ -62,7 +66,7 @@ def accepted_share(result, gamma=None) -> Fraction:
     proposed = _sum(recs, "gamma")
     if proposed == 0:
         raise ValueError("no proposals were made (gamma = 0): the accepted share is undefined")
-    return Fraction(_sum(recs, "accepted"), proposed)
+    return Fraction(_sum(recs, "kept"), proposed)
 
 
 def per_check_acceptance(result, gamma=None) -> Fraction:
@@ -78,14 +82,14 @@ def per_check_acceptance(result, gamma=None) -> Fraction:
 def acceptance_length(result, gamma=None) -> Fraction:
     """Mean K: tokens emitted per full round (exact Fraction)."""
     recs = full_rounds(result, gamma)
-    return Fraction(sum(r.count for r in recs), len(recs))
+    return Fraction(sum(len(r.emitted) for r in recs), len(recs))
 
 
 def k_histogram(result, gamma=None) -> np.ndarray:
     """Counts of K = 1 … γ+1 over the full rounds (int array of length γ + 1)."""
     recs = full_rounds(result, gamma)
     g = recs[0].gamma
-    return np.bincount([r.count - 1 for r in recs], minlength=g + 1).astype(np.int64)
+    return np.bincount([len(r.emitted) - 1 for r in recs], minlength=g + 1).astype(np.int64)
 
 
 def acceptance_by_position(result, gamma=None) -> list:
@@ -137,7 +141,7 @@ def measured_work(result, gamma=None) -> dict:
     recs = full_rounds(result, gamma)
     tokens = sum(len(r.emitted) for r in recs)  # output tokens (a stop token cuts a round)
     proposed = _sum(recs, "gamma")
-    accepted = _sum(recs, "accepted")
+    accepted = _sum(recs, "kept")  # accepted proposals that reached the output
     positions = _sum(recs, "target_positions")
     return {
         "rounds": len(recs),

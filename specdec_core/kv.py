@@ -30,7 +30,14 @@ from fractions import Fraction
 import numpy as np
 
 from .counts import expected_output_count
-from .distributions import check_gamma, check_int, check_nonnegative, check_probability
+from .distributions import (
+    check_bool,
+    check_gamma,
+    check_int,
+    check_name,
+    check_nonnegative,
+    check_probability,
+)
 from .questions import KV_QUESTION  # noqa: F401  (re-export: the question's home is questions.py)
 
 #: Bytes per stored number for the dtypes a cache is usually kept in.
@@ -101,6 +108,9 @@ class ModelShape:
             check_int(getattr(self, f), f, 1)
         if self.heads % self.kv_heads:
             raise ValueError(f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})")
+        check_name(self.name, "name")
+        check_bool(self.tied_embeddings, "tied_embeddings")
+        check_name(self.source, "source")
 
     @property
     def parameters(self) -> int:

@@ -30,7 +30,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .distributions import check_gamma, check_int, check_pair, check_rng, check_time
+from .distributions import (
+    as_rectangular,
+    check_finite_result,
+    check_gamma,
+    check_int,
+    check_pair,
+    check_rng,
+    check_size,
+    check_time,
+    check_times,
+    draw,
+)
 from .timing import draft_cost_ms, verify_cost_ms
 
 __all__ = [
@@ -44,11 +55,16 @@ __all__ = [
     "time_to_first_token_ms",
 ]
 
+#: simulate_ragged_batch draws batch × rounds × gamma proposals at once: at most this many.
+MAX_SIMULATED = 10**7
+
 
 def _emitted_counts(records) -> np.ndarray:
     """K per round from RoundRecords (anything with ``.emitted``) or a sequence of counts."""
-    if isinstance(records, (str, bytes)):
-        raise ValueError("records must be RoundRecords or a sequence of token counts, got a string")
+    if isinstance(records, (str, bytes, dict, set, frozenset)):
+        raise ValueError(
+            f"records must be RoundRecords or a sequence of token counts, got a {type(records).__name__}"
+        )
     try:
         items = list(records)
     except TypeError:
@@ -95,30 +111,42 @@ def arrival_times_ms(records, round_ms, *, start_ms=0) -> np.ndarray:
     ``round_ms`` is one time for every round or one per round. float64 array, one per token."""
     ks = _emitted_counts(records)
     s = float(check_time(start_ms, "start_ms"))
-    rt = np.asarray(round_ms, dtype=np.float64) if not isinstance(round_ms, (str, bytes)) else None
-    if rt is None or rt.ndim > 1 or (rt.ndim == 1 and rt.size != ks.size):
-        raise ValueError(f"round_ms must be one time or one per round ({ks.size}), got {round_ms!r}")
-    if not np.isfinite(rt).all() or (rt <= 0).any():
-        raise ValueError("round_ms must be positive and finite")
-    ends = s + np.cumsum(np.broadcast_to(rt, ks.shape))
+    rt = _round_ms(round_ms, ks.size)
+    with np.errstate(over="ignore"):  # an overflow is refused just below, by name
+        ends = s + np.cumsum(np.broadcast_to(rt, ks.shape))
+    check_finite_result(ends, "the arrival time", "round_ms")
     return np.repeat(ends, ks)
+
+
+def _round_ms(round_ms, rounds: int) -> np.ndarray:
+    """One positive, finite time (ms) for every round, or one per round: numbers only."""
+    if np.ndim(round_ms) == 0 and not isinstance(round_ms, (str, bytes)):
+        rt = np.asarray([check_time(round_ms, "round_ms")], dtype=np.float64)
+        scalar = True
+    else:
+        try:
+            rt = check_times(round_ms, "round_ms")
+        except ValueError as exc:
+            raise ValueError(f"round_ms must be one time or one per round ({rounds}): {exc}") from None
+        scalar = False
+    if not scalar and rt.size != rounds:
+        raise ValueError(f"round_ms must be one time or one per round ({rounds}), got {rt.size} times")
+    if (rt <= 0).any():
+        raise ValueError("round_ms must be positive and finite")
+    return rt[0] if scalar else rt
 
 
 def inter_token_gaps_ms(arrivals) -> np.ndarray:
     """Gaps between consecutive tokens (the first token's wait is TTFT, not a gap)."""
-    a = np.asarray(arrivals, dtype=np.float64)
-    if a.ndim != 1 or a.size < 2:
-        raise ValueError("arrivals must be a 1-D sequence of at least two times")
-    if not np.isfinite(a).all() or (np.diff(a) < 0).any():
+    a = check_times(arrivals, "arrivals", min_size=2)
+    if (np.diff(a) < 0).any():
         raise ValueError("arrivals must be finite and non-decreasing")
     return np.diff(a)
 
 
 def gap_summary(gaps) -> dict:
     """Mean, median, 90th and 99th percentile, largest gap and the share of zero gaps."""
-    g = np.asarray(gaps, dtype=np.float64)
-    if g.ndim != 1 or g.size == 0 or not np.isfinite(g).all() or (g < 0).any():
-        raise ValueError("gaps must be a non-empty 1-D sequence of non-negative times")
+    g = check_times(gaps, "gaps")
     return {
         "mean": float(g.mean()),
         "median": float(np.median(g)),
@@ -138,7 +166,8 @@ def time_to_first_token_ms(
     t = check_time(target_prefill_ms, "target_prefill_ms")
     d = check_time(draft_prefill_ms, "draft_prefill_ms")
     o = check_time(overhead_ms, "overhead_ms")
-    return t + d + draft_cost_ms(check_gamma(gamma), per_token_ms=draft_per_token_ms) + o
+    total = t + d + draft_cost_ms(check_gamma(gamma), per_token_ms=draft_per_token_ms) + o
+    return check_finite_result(total, "time_to_first_token_ms", "these prefill and overhead times")
 
 
 # ---------------------------------------------------------------- ragged batches
@@ -148,9 +177,13 @@ def padding_waste(K) -> dict:
     """Equation (3) for K of shape (rounds, batch): per round the positions wasted by padding
     every sequence to the round's longest run (int array), and the wasted share of the padded
     slots batch × max K (float array)."""
-    k = np.asarray(K)
+    k = as_rectangular(K, "K")
     if k.ndim != 2 or k.size == 0 or k.dtype.kind not in "iu" or (k < 1).any():
         raise ValueError("K must be a non-empty (rounds, batch) array of integers >= 1")
+    # int64 arithmetic whatever K's dtype (batch × max K overflows an int16 or uint8 silently)
+    if int(k.max()) > np.iinfo(np.int64).max // max(k.shape[1], 1):
+        raise ValueError("K holds a count too large for int64 arithmetic")
+    k = k.astype(np.int64)
     mx = k.max(axis=1)
     wasted = k.shape[1] * mx - k.sum(axis=1)
     return {
@@ -172,8 +205,11 @@ def simulate_ragged_batch(p, q, *, gamma, batch, rounds, rng) -> np.ndarray:
     b = check_int(batch, "batch", 1)
     r = check_int(rounds, "rounds", 1)
     rng = check_rng(rng)
+    check_size(r * b * g, "batch × rounds × gamma", MAX_SIMULATED, "proposals")
+    if pp.ndim != 1:
+        raise ValueError(f"p and q must be single distributions (shape (V,)), got shape {pp.shape}")
     n, V = r * b, pp.size
-    X = rng.choice(V, size=(n, g), p=qq / qq.sum())
+    X = draw(qq, rng, size=(n, g))
     P = np.broadcast_to(pp, (n, g + 1, V))
     Q = np.broadcast_to(qq, (n, g, V))
     accepted, _ = verify_batch(P, Q, X, rng)
@@ -186,11 +222,8 @@ def stream_times_ms(records, round_ms, *, first_token_ms) -> np.ndarray:
     ``round_ms`` is one time for every round or one per round (the first one is not used)."""
     ks = _emitted_counts(records)
     t0 = float(check_time(first_token_ms, "first_token_ms"))
-    rt = np.asarray(round_ms, dtype=np.float64) if not isinstance(round_ms, (str, bytes)) else None
-    if rt is None or rt.ndim > 1 or (rt.ndim == 1 and rt.size != ks.size):
-        raise ValueError(f"round_ms must be one time or one per round ({ks.size}), got {round_ms!r}")
-    rt = np.broadcast_to(rt, ks.shape).copy()
-    if not np.isfinite(rt).all() or (rt <= 0).any():
-        raise ValueError("round_ms must be positive and finite")
+    rt = np.broadcast_to(_round_ms(round_ms, ks.size), ks.shape).copy()
     rt[0] = 0.0
-    return np.repeat(t0 + np.cumsum(rt), ks)
+    with np.errstate(over="ignore"):
+        ends = t0 + np.cumsum(rt)
+    return np.repeat(check_finite_result(ends, "the arrival time", "round_ms"), ks)

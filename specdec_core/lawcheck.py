@@ -68,9 +68,9 @@ def check_test_options(threshold, min_expected) -> None:
     if (
         isinstance(min_expected, bool)
         or not isinstance(min_expected, (int, float, np.floating))
-        or not min_expected > 0
+        or not 0 < min_expected < float("inf")
     ):
-        raise ValueError(f"min_expected must be a positive number, got {min_expected!r}")
+        raise ValueError(f"min_expected must be a positive, finite number, got {min_expected!r}")
 
 
 def chi_square_gof(
@@ -107,7 +107,15 @@ def chi_square_gof(
     if (~big).any():
         o.append(obs[~big].sum())
         e.append(exp[~big].sum())
+    if len(o) < 2:
+        # one cell (every outcome pooled, or a one-outcome law) has 0 degrees of freedom: its
+        # statistic is 0 whatever the samples are, so there is nothing to test
+        raise ValueError(
+            f"no test: with n = {n} samples {'only one cell has' if big.sum() else 'no cell has'} an "
+            f"expected count of at least min_expected = {min_expected:g}, so every outcome pools into "
+            "one cell (0 degrees of freedom); draw more samples or lower min_expected"
+        )
     o, e = np.array(o), np.array(e)
     stat = float(((o - e) ** 2 / e).sum())
-    dof = max(len(o) - 1, 1)
+    dof = len(o) - 1
     return GofResult(stat, dof, float(chi2.sf(stat, dof)), n, len(o), threshold)

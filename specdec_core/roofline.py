@@ -34,7 +34,20 @@ from pathlib import Path
 from statistics import median
 
 from .counts import expected_output_count
-from .distributions import check_gamma, check_int, check_nonnegative, check_probability
+from .distributions import (
+    check_bool,
+    check_finite_result,
+    check_gamma,
+    check_int,
+    check_int_sequence,
+    check_name,
+    check_nonnegative,
+    check_positive,
+    check_probability,
+    check_size,
+    is_exact,
+    to_fraction,
+)
 from .kv import check_dtype, get_shape, model_kv_bytes
 
 __all__ = [
@@ -72,9 +85,21 @@ __all__ = [
 
 
 def _positive(x, name: str, what: str):
-    v = check_nonnegative(x, name, what)
-    if v == 0:
-        raise ValueError(f"{name} must be positive, got {x!r}")
+    return check_positive(x, name, what)
+
+
+def _hardware_number(x, name: str, what: str, positive: bool = True):
+    """A hardware number as given when it is an int or a Fraction; any other exact number
+    (numpy int, sympy Rational) as a Fraction (it stays exact); a float as a float. Rates
+    below 1 per second (a subnormal bandwidth) are refused: a pass would take forever."""
+    v = check_positive(x, name, what) if positive else check_nonnegative(x, name, what)
+    if positive and v < 1:
+        raise ValueError(f"{name} must be at least 1 ({what}), got {x!r}")
+    if isinstance(x, (int, Fraction)) and not isinstance(x, bool):
+        return x
+    if is_exact(x):
+        f = to_fraction(x, name)
+        return int(f) if f.denominator == 1 else f
     return v
 
 
@@ -112,9 +137,17 @@ class Hardware:
     dtype_note: str = ""
 
     def __post_init__(self):
-        _positive(self.bandwidth, "bandwidth", "a number of bytes per second")
-        _positive(self.peak, "peak", "a number of FLOP per second")
-        check_nonnegative(self.pass_overhead_s, "pass_overhead_s", "a number of seconds")
+        check_name(self.name, "name")
+        for f, what in (
+            ("bandwidth", "a number of bytes per second"),
+            ("peak", "a number of FLOP per second"),
+        ):
+            object.__setattr__(self, f, _hardware_number(getattr(self, f), f, what))
+        object.__setattr__(
+            self,
+            "pass_overhead_s",
+            _hardware_number(self.pass_overhead_s, "pass_overhead_s", "a number of seconds", positive=False),
+        )
         if self.kind not in ("assumed", "measured"):
             raise ValueError(f"kind must be 'assumed' or 'measured', got {self.kind!r}")
         if not isinstance(self.source, str) or len(self.source) < 10:
@@ -208,6 +241,8 @@ def hardware_from_benchmark(results, *, threads: int = 2) -> Hardware:
         curves = results["matmul"][f"threads{t}"]
         peak = max(float(g) for shape in curves.values() for g in shape["gflops"].values()) * 1e9
         m = results["machine"]
+        if not isinstance(m, dict):
+            raise TypeError(f"machine must be an object, got {type(m).__name__}")
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"results lacks a field for threads={t}: {exc!r}") from None
     return Hardware(
@@ -237,6 +272,7 @@ def pass_bytes(model, *, dtype, positions, sequences=1, context=0, weight_dtype=
     values for ``context`` tokens, and the new keys and values for ``positions`` tokens
     (exact int). ``dtype`` is the cache's dtype, ``weight_dtype`` the weights' (default: the
     same). With ``parts=True``: a dict with ``weights``, ``kv_read``, ``kv_written``, ``total``."""
+    parts = check_bool(parts, "parts")
     m, T, S, L = _shape_args(model, positions, sequences, context)
     wb = check_dtype(dtype if weight_dtype is None else weight_dtype)
     weights = m.parameters * wb
@@ -252,6 +288,7 @@ def pass_flops(model, *, positions, sequences=1, context=0, parts: bool = False)
     """FLOPs of one pass, equation (2) (exact int): 2 per parameter per new position per
     sequence, plus attention over the ``context`` cached tokens and the new ones. With
     ``parts=True``: a dict with ``matmul``, ``attention``, ``total``."""
+    parts = check_bool(parts, "parts")
     m, T, S, L = _shape_args(model, positions, sequences, context)
     matmul = 2 * m.parameters * S * T
     attention = 4 * m.layers * m.heads * m.head_dim * S * (T * L + T * (T + 1) // 2)
@@ -327,9 +364,15 @@ def pass_time(
     exact = _exact(hw.bandwidth, hw.peak, o)
     if not exact:
         o = float(o)
-    return PassTime(
+    out = PassTime(
         n_bytes=b, flops=f, memory_s=_div(b, hw.bandwidth), compute_s=_div(f, hw.peak), overhead_s=o
     )
+    check_finite_result(
+        out.total_ms if not isinstance(out.total_ms, Fraction) else 0.0,
+        "the pass time",
+        "this hardware's bandwidth / peak and overhead_s",
+    )
+    return out
 
 
 def verification_cost(
@@ -415,7 +458,7 @@ def serving_point(
     """Price one round: γ draft passes (each reads the draft's weights and its own cache for
     all S sequences) and one target pass over γ + 1 positions (the target's weights and S
     caches), on the same device. γ = 0 is plain decoding (no draft at all)."""
-    a = check_probability(alpha, "alpha")
+    a = check_probability(alpha, "alpha", scalar=True)
     g = check_gamma(gamma)
     kw = dict(dtype=dtype, sequences=sequences, context=context, weight_dtype=weight_dtype)
     step = pass_time(target, hardware, positions=1, **kw)
@@ -446,7 +489,7 @@ def serving_curve(
     figure, and a learner moves back and forth between settings. The key is the arguments'
     ``repr``, which tells ``Fraction(1, 2)`` from ``0.5`` (exact in, exact out).
     """
-    g = check_gamma(max_gamma, "max_gamma")
+    g = check_int(max_gamma, "max_gamma", 0, MAX_SERVING_GAMMA)
     key = repr((target, draft, hardware, dtype, alpha, sequences, context, g))
     curve = _CURVES.pop(key, None)
     if curve is None:
@@ -459,6 +502,12 @@ def serving_curve(
 
 
 _CURVES: dict = {}
+
+#: serving_curve prices one round per γ = 0 … max_gamma: at most this many.
+MAX_SERVING_GAMMA = 1000
+
+#: roofline_curve prices one pass per position count: at most this many.
+MAX_CURVE_POINTS = 10**4
 
 
 def speculation_speedup(point: ServingPoint):
@@ -539,15 +588,31 @@ def _read_spread(raw, where: str) -> dict:
                 vals = (min(v), float(median([float(x) for x in v])), max(v))
             else:
                 vals = (v, v, v)
-            t, vals = int(T), tuple(float(x) for x in vals)
+            t = _position_key(T)
+            if any(isinstance(x, (bool, str, bytes)) or x is None for x in vals):
+                raise TypeError("not a number")
+            vals = tuple(float(x) for x in vals)
         except (TypeError, ValueError):
             raise ValueError(f"{where}: cannot read T={T!r}: {v!r}") from None
+        if t < 1:
+            raise ValueError(f"{where}: T={T!r} is not a positive number of positions")
+        if t in out:
+            raise ValueError(f"{where}: T={T!r} repeats T = {t}")
         if not all(math.isfinite(x) and x > 0 for x in vals):
             raise ValueError(f"{where}: T={T} has a non-positive or non-finite time {v!r}")
         out[t] = vals
     if 1 not in out:
         raise ValueError(f"{where} lacks T = 1")
     return dict(sorted(out.items()))
+
+
+def _position_key(T) -> int:
+    """A curve's key: an int (not a bool) or the canonical decimal string of one ("1", not "01")."""
+    if isinstance(T, str):
+        if not T.lstrip("-").isdigit() or str(int(T)) != T:
+            raise ValueError(f"not a position count: {T!r}")
+        return int(T)
+    return check_int(T, "T", None)
 
 
 def cost_curve_from_results(results, key: str | None = None) -> dict:
@@ -610,18 +675,18 @@ def relative_cost(curve: dict) -> dict:
     """{T: time(T) ÷ time(1)}: a cost curve in decode steps."""
     if not isinstance(curve, dict) or 1 not in curve:
         raise ValueError("curve must be a dict {T: time} with T = 1")
+    for T, v in curve.items():
+        check_int(T, "curve's position T", 1)
+        check_positive(v, f"curve[{T}]", "a positive, finite time")
     one = curve[1]
-    if not one > 0:
-        raise ValueError("curve[1] must be positive")
     return {T: _div(v, one) for T, v in curve.items()}
 
 
 def roofline_curve(model, hardware, *, dtype, positions, context=0) -> dict:
     """{T: pass time in ms} at batch 1 for each T in ``positions``."""
-    return {
-        int(T): pass_time(model, hardware, dtype=dtype, positions=int(T), context=context).total_ms
-        for T in positions
-    }
+    ts = check_int_sequence(positions, "positions", 1)
+    check_size(len(ts), "positions", MAX_CURVE_POINTS, "passes")
+    return {T: pass_time(model, hardware, dtype=dtype, positions=T, context=context).total_ms for T in ts}
 
 
 # ---------------------------------------------------------------- what the paper reported

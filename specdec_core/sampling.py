@@ -37,6 +37,8 @@ import numpy as np
 
 from .distributions import (
     SUM_TOL,
+    as_rectangular,
+    check_bool,
     check_gamma,
     check_int,
     check_model_rows,
@@ -124,6 +126,11 @@ class RoundRecord:
     @property
     def accepted(self) -> int:
         return self.gamma if self.stop is None else self.stop
+
+    @property
+    def kept(self) -> int:
+        """Accepted proposals that reached the output (a stop token can cut accepted ones)."""
+        return min(self.accepted, len(self.emitted))
 
     @property
     def rejected(self) -> int:
@@ -337,6 +344,7 @@ def speculative_round(
     rng = check_rng(rng)
     check_rule(correction, "correction")
     stops = check_stop(stop)
+    record_distributions = check_bool(record_distributions, "record_distributions")
     return _round(
         target,
         draft,
@@ -439,6 +447,7 @@ def speculative_generate(
     rng = check_rng(rng)
     check_rule(correction, "correction")
     stops = check_stop(stop)
+    record_distributions = check_bool(record_distributions, "record_distributions")
     if vocab is not None:
         _check_stop_in_vocab(stops, vocab)
     out: list[int] = []
@@ -477,6 +486,7 @@ def autoregressive_generate(
     n = check_int(max_new_tokens, "max_new_tokens", 0)
     rng = check_rng(rng)
     stops = check_stop(stop)
+    record_distributions = check_bool(record_distributions, "record_distributions")
     out: list[int] = []
     records = []
     for _ in range(n):
@@ -602,9 +612,10 @@ def verify_batch(target_probs, draft_probs, draft_tokens, rng, *, check_all=Fals
     """
     rng = check_rng(rng)
     check_rule(correction, "correction")
-    P = np.asarray(target_probs)
-    Q = np.asarray(draft_probs)
-    X = np.asarray(draft_tokens)
+    check_all = check_bool(check_all, "check_all")
+    P = as_rectangular(target_probs, "target_probs")
+    Q = as_rectangular(draft_probs, "draft_probs")
+    X = as_rectangular(draft_tokens, "draft_tokens")
     for name, arr in (("target_probs", P), ("draft_probs", Q)):
         if arr.dtype.kind not in "fiu":
             raise ValueError(f"{name} must be a real numeric array, got dtype {arr.dtype}")

@@ -17,7 +17,14 @@ from fractions import Fraction
 
 import numpy as np
 
-from .distributions import check_gamma, check_nonnegative, check_time
+from .distributions import (
+    check_finite_result,
+    check_gamma,
+    check_int_sequence,
+    check_nonnegative,
+    check_probability,
+    check_time,
+)
 
 
 def _check_tokens(x, name="expected_tokens"):
@@ -29,7 +36,7 @@ def round_time_ms(*, draft_ms, verify_ms, overhead_ms=0):
     d = check_time(draft_ms, "draft_ms")
     v = check_time(verify_ms, "verify_ms")
     o = check_time(overhead_ms, "overhead_ms")
-    total = d + v + o
+    total = check_finite_result(d + v + o, "draft_ms + verify_ms + overhead_ms", "these times")
     if total == 0:
         raise ValueError("draft_ms + verify_ms + overhead_ms is 0: a round that takes no time")
     return total
@@ -44,7 +51,9 @@ def tokens_per_second(expected_tokens, *, draft_ms, verify_ms, overhead_ms=0):
     total = round_time_ms(draft_ms=draft_ms, verify_ms=verify_ms, overhead_ms=overhead_ms)
     if isinstance(k, Fraction) and isinstance(total, Fraction):
         return k * 1000 / total
-    return float(k) * 1000.0 / float(total)
+    return check_finite_result(
+        float(k) * 1000.0 / float(total), "the rate", "expected_tokens and these times"
+    )
 
 
 def baseline_tokens_per_second(ms_per_token):
@@ -52,7 +61,9 @@ def baseline_tokens_per_second(ms_per_token):
     t = check_time(ms_per_token, "ms_per_token")
     if t == 0:
         raise ValueError("ms_per_token is 0: a token that takes no time")
-    return Fraction(1000) / t if isinstance(t, Fraction) else 1000.0 / t
+    if isinstance(t, Fraction):
+        return Fraction(1000) / t
+    return check_finite_result(1000.0 / t, "the rate", "ms_per_token")
 
 
 # ---------------------------------------------------------------- notebook 05 additions
@@ -87,7 +98,11 @@ def speedup_ratio(expected_tokens, *, draft_ms, verify_ms, overhead_ms=0, baseli
     b = _check_baseline(baseline_ms)
     if _both_exact(k, total, b):
         return k * b / total
-    return float(k) * float(b) / float(total)
+    return check_finite_result(
+        float(k) * float(b) / float(total),
+        "the speedup ratio",
+        "expected_tokens, baseline_ms and these times",
+    )
 
 
 def break_even_verify_ms(expected_tokens, *, draft_ms, overhead_ms=0, baseline_ms):
@@ -285,16 +300,10 @@ def speedup_map(
     """
     from .counts import expected_output_count
 
-    a = np.atleast_1d(np.asarray(alphas, dtype=np.float64)) if not isinstance(alphas, str) else None
-    if a is None or a.ndim != 1 or a.size == 0:
+    if isinstance(alphas, (str, bytes)) or np.ndim(alphas) > 1:
         raise ValueError(f"alphas must be a non-empty 1-D sequence of probabilities, got {alphas!r}")
-    from .distributions import check_probability
-
-    check_probability(a, "alphas")
-    gs = list(gammas) if not isinstance(gammas, (str, bytes)) else None
-    if not gs:
-        raise ValueError(f"gammas must be a non-empty sequence of non-negative integers, got {gammas!r}")
-    gs = [check_gamma(g, "gammas") for g in gs]
+    a = np.atleast_1d(np.asarray(check_probability(alphas, "alphas"), dtype=np.float64))
+    gs = list(check_int_sequence(gammas, "gammas", 0))
     dpt = float(check_time(draft_per_token_ms, "draft_per_token_ms"))
     vb = float(check_time(verify_base_ms, "verify_base_ms"))
     vpp = float(check_time(verify_per_position_ms, "verify_per_position_ms"))

@@ -25,7 +25,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from .distributions import check_distribution, check_int, check_model_rows, inverse_cdf, is_exact, to_fraction
+from .distributions import (
+    check_distribution,
+    check_int,
+    check_model_rows,
+    check_reals,
+    inverse_cdf,
+    is_exact,
+    to_fraction,
+)
 from .questions import TRANSFORM_QUESTION  # noqa: F401  (re-export: the question's home is questions.py)
 from .verify import acceptance_probabilities, correction_weights
 
@@ -98,9 +106,9 @@ def softmax(logits, temperature=1.0):
     if isinstance(logits, (str, bytes)) or logits is None:
         raise ValueError("logits must be an array of numbers")
     try:
-        z = np.asarray(logits, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError("logits must be a rectangular array of real numbers") from None
+        z = check_reals(logits, "logits")
+    except ValueError as exc:
+        raise ValueError(f"logits must be a rectangular array of real numbers ({exc})") from None
     if z.ndim == 0 or z.shape[-1] == 0:
         raise ValueError(f"logits must have a non-empty last axis, got shape {z.shape}")
     if np.isnan(z).any():

@@ -33,6 +33,8 @@ WORKED = WorkedExample()
 
 def worked_trace(example: WorkedExample = WORKED) -> dict:
     """Every quantity of the worked trace, exact (Fractions), computed by the library."""
+    if not isinstance(example, WorkedExample):
+        raise ValueError(f"example must be a WorkedExample, got {type(example).__name__}")
     from .counts import expected_output_count, output_count_distribution
     from .timing import baseline_tokens_per_second, tokens_per_second
     from .verify import (

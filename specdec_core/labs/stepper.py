@@ -15,7 +15,7 @@ import html
 
 import numpy as np
 
-from ..distributions import check_int
+from ..distributions import check_int, check_sequence
 from ..plots.style import COLORS
 from ..replay import describe_step, format_counters, replay_steps
 from ..sampling import speculative_generate
@@ -202,10 +202,28 @@ def end_cue(n_rounds: int) -> str:
     )
 
 
+def _check_symbols(symbols, records) -> None:
+    """``symbols``: one name (a string) per token id the records hold (or empty: ids shown)."""
+    names = check_sequence(symbols, "symbols", "a sequence of token names")
+    for i, n in enumerate(names):
+        if not isinstance(n, str):
+            raise ValueError(f"symbols[{i}] must be a string, got {n!r}")
+    if not names:
+        return
+    recs = [records] if hasattr(records, "proposals") else list(records)
+    V = max(
+        [max((*r.prefix, *r.proposals, *(r.produced or r.emitted)), default=-1) + 1 for r in recs]
+        + [r.p_rows.shape[-1] for r in recs if getattr(r, "p_rows", None) is not None]
+    )
+    if len(names) < V:
+        raise ValueError(f"symbols names {len(names)} tokens, but the records use a vocabulary of {V}")
+
+
 def stepper_spec(records, *, symbols=SYMBOLS, correction: str = "residual") -> LabSpec:
     """The lab over ``records`` (RoundRecords, ideally with recorded distributions)."""
     steps = replay_steps(records, correction=correction)
     n_rounds = _n_rounds(records)
+    _check_symbols(symbols, records)
     last = len(steps) - 1
     round_starts = [s.index for s in steps if s.kind == "propose"]
 
