@@ -19,21 +19,52 @@ import time
 
 import numpy as np
 
-from ..distributions import inverse_cdf
+from ..distributions import (
+    check_gamma,
+    check_int,
+    check_nonnegative,
+    check_reals,
+    check_token_ids,
+    inverse_cdf,
+)
 from .model import KVCache, Llama
+
+#: Below this a positive temperature only overflows exp(logits / T): use 0 (greedy) instead.
+MIN_TEMPERATURE = 1e-6
+
+
+def check_temperature(t, name: str = "temperature") -> float:
+    """A sampling temperature: 0 (greedy) or a finite number >= MIN_TEMPERATURE (numbers only:
+    "0.5", True and None are refused)."""
+    t = float(check_nonnegative(t, name, "a number >= 0"))
+    if 0 < t < MIN_TEMPERATURE:
+        raise ValueError(f"{name} must be 0 (greedy) or at least {MIN_TEMPERATURE:g}, got {t!r}")
+    return t
 
 
 def probs_from_logits(logits, temperature: float) -> np.ndarray:
     """Rows of float64 probabilities. temperature 0 = greedy: a one-hot row at the argmax
     (so strict verification against a one-hot target is exact-match greedy decoding)."""
-    z = np.atleast_2d(np.asarray(logits))
-    if temperature < 0 or not np.isfinite(temperature):
-        raise ValueError(f"temperature must be finite and >= 0, got {temperature}")
+    temperature = check_temperature(temperature)
+    z = (
+        logits
+        if isinstance(logits, np.ndarray) and logits.dtype.kind == "f"
+        else check_reals(logits, "logits")
+    )
+    z = np.atleast_2d(z)
+    if z.ndim != 2 or z.shape[-1] == 0:
+        raise ValueError(f"logits must be a (rows, V) array with V >= 1, got shape {z.shape}")
+    if not np.isfinite(z).all():
+        raise ValueError("logits must be finite (no NaN or infinite entry)")
     if temperature == 0:
         out = np.zeros(z.shape, np.float64)
         out[np.arange(z.shape[0]), np.argmax(z, axis=1)] = 1.0
         return out
     z = z.astype(np.float64) / temperature
+    if not np.isfinite(z).all():
+        raise ValueError(
+            f"temperature = {temperature:g} is too small for these logits: logits / temperature overflows"
+        )
     z -= z.max(axis=1, keepdims=True)
     np.exp(z, out=z)
     z /= z.sum(axis=1, keepdims=True)
@@ -64,7 +95,7 @@ class CachedTarget:
 
     def __init__(self, model: Llama, temperature: float = 1.0, log: CallLog | None = None):
         self.model = model
-        self.temperature = float(temperature)
+        self.temperature = check_temperature(temperature)
         self.cache: KVCache = model.new_cache()
         self.log = log if log is not None else CallLog()
 
@@ -86,7 +117,10 @@ class CachedTarget:
 
     def logits(self, prefix, continuation=()):
         """(len(continuation)+1, V) float32 logits after prefix, prefix+c₁, …, in one call."""
-        full = list(prefix) + list(continuation)
+        V = self.model.cfg.vocab_size
+        full = list(check_token_ids(prefix, "prefix", V)) + list(
+            check_token_ids(continuation, "continuation", V)
+        )
         P = len(prefix)
         if P == 0:
             raise ValueError("prefix must hold at least one token")
@@ -118,8 +152,10 @@ class PromptLookupDraft:
     """
 
     def __init__(self, vocab_size: int, n_max: int = 3, n_min: int = 2, log: CallLog | None = None):
-        self.V = int(vocab_size)
-        self.n_max, self.n_min = int(n_max), int(n_min)
+        self.V = check_int(vocab_size, "vocab_size", 1)
+        self.n_max, self.n_min = check_int(n_max, "n_max", 1), check_int(n_min, "n_min", 1)
+        if self.n_min > self.n_max:
+            raise ValueError(f"n_min ({self.n_min}) must be at most n_max ({self.n_max})")
         self.log = log if log is not None else CallLog()
 
     fresh = True  # stateless
@@ -149,7 +185,10 @@ class PromptLookupDraft:
         return out
 
     def propose_tokens(self, prefix, gamma):
-        ctx = list(prefix)
+        gamma = check_gamma(gamma)
+        ctx = list(check_token_ids(prefix, "prefix", self.V))
+        if not ctx and gamma:
+            raise ValueError("prefix must hold at least one token: prompt lookup continues a context")
         out = []
         while len(out) < gamma:
             nxt = self._lookup(ctx, gamma - len(out)) or [ctx[-1]]
@@ -159,6 +198,7 @@ class PromptLookupDraft:
 
     def propose(self, prefix, gamma, rng):
         t = time.perf_counter()
+        gamma = check_gamma(gamma)
         toks = self.propose_tokens(prefix, gamma)
         q = np.zeros((gamma, self.V))
         q[np.arange(gamma), toks] = 1.0
@@ -176,9 +216,10 @@ class LayerSkipDraft:
     It has its own KV cache (k layers) and samples at the given temperature."""
 
     def __init__(self, model: Llama, k: int, temperature: float = 1.0, log: CallLog | None = None):
+        k = check_int(k, "k", 1, model.cfg.n_layers)
         self.model = Llama(model.cfg, model.w, n_layers=k, check_dtype=model.check_dtype)
         self.k = k
-        self.temperature = float(temperature)
+        self.temperature = check_temperature(temperature)
         self.cache = self.model.new_cache()
         self.log = log if log is not None else CallLog()
 
@@ -192,7 +233,8 @@ class LayerSkipDraft:
 
     def propose(self, prefix, gamma, rng):
         t = time.perf_counter()
-        ctx = list(prefix)
+        gamma = check_gamma(gamma)
+        ctx = list(check_token_ids(prefix, "prefix", self.model.cfg.vocab_size))
         toks, rows = [], []
         for _ in range(gamma):
             q = probs_from_logits(self._rows_after(ctx), self.temperature)[0]

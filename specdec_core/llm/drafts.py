@@ -22,16 +22,28 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..distributions import inverse_cdf
-from .adapters import CallLog, probs_from_logits
+from ..distributions import (
+    check_gamma,
+    check_int,
+    check_nonnegative,
+    check_reals,
+    check_token_ids,
+    inverse_cdf,
+)
+from .adapters import CallLog, check_temperature, probs_from_logits
 from .model import Llama, rms_norm
 
 
 def _check_temperature(t):
-    t = float(t)
-    if not np.isfinite(t) or t < 0:
-        raise ValueError(f"temperature must be finite and >= 0, got {t}")
-    return t
+    return check_temperature(t)
+
+
+def _check_fraction(x, name, low_open: bool, high_closed: bool):
+    v = float(check_nonnegative(x, name, "a number"))
+    if not ((0 < v if low_open else 0 <= v) and (v <= 1 if high_closed else v < 1)):
+        lo, hi = "(" if low_open else "[", "]" if high_closed else ")"
+        raise ValueError(f"{name} must be in {lo}0, 1{hi}, got {x!r}")
+    return v
 
 
 def _shape_rows(q, temperature):
@@ -68,16 +80,10 @@ class NgramDraft:
         temperature: float = 1.0,
         log: CallLog | None = None,
     ):
-        if int(vocab_size) < 2:
-            raise ValueError(f"vocab_size must be >= 2, got {vocab_size}")
-        if int(n) < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
-        if not 0 < float(discount) < 1:
-            raise ValueError(f"discount must be in (0, 1), got {discount}")
-        if not 0 < float(floor) <= 1:
-            raise ValueError(f"floor must be in (0, 1], got {floor}")
-        self.V, self.n = int(vocab_size), int(n)
-        self.d, self.eps = float(discount), float(floor)
+        self.V = check_int(vocab_size, "vocab_size", 2)
+        self.n = check_int(n, "n", 1)
+        self.d = _check_fraction(discount, "discount", True, False)
+        self.eps = _check_fraction(floor, "floor", True, True)
         self.temperature = _check_temperature(temperature)
         self.log = log if log is not None else CallLog()
         self.reset()
@@ -102,7 +108,7 @@ class NgramDraft:
 
     def sync(self, prefix):
         """Count the tokens of ``prefix`` not counted yet (rebuild if it is not an extension)."""
-        prefix = [int(t) for t in prefix]
+        prefix = list(check_token_ids(prefix, "prefix", self.V))
         if prefix[: len(self.seen)] != self.seen:
             self.reset()
         for t in prefix[len(self.seen) :]:
@@ -135,6 +141,7 @@ class NgramDraft:
 
     def propose(self, prefix, gamma, rng):
         t = time.perf_counter()
+        gamma = check_gamma(gamma)
         self.sync(prefix)
         ctx = [int(x) for x in prefix]
         toks, rows = [], []
@@ -174,19 +181,26 @@ def fit_exit_map(x_k, x_last, shrink: float = 0.03):
     positions for dim² parameters an unshrunk fit overfits and does worse than skipping on new
     text; the benchmark picks ``shrink`` on a validation prompt. Returns float32 A (dim, dim)
     and b (dim,)."""
-    X = np.asarray(x_k, np.float64)
-    Y = np.asarray(x_last, np.float64)
+    X = check_reals(x_k, "x_k")
+    Y = check_reals(x_last, "x_last")
     if X.ndim != 2 or Y.shape != X.shape:
         raise ValueError(f"x_k and x_last must be (N, dim) arrays of one shape, got {X.shape} and {Y.shape}")
     if X.shape[0] < 2:
         raise ValueError("need at least 2 positions to fit the map")
-    if not np.isfinite(shrink) or shrink < 0:
-        raise ValueError(f"shrink must be finite and >= 0, got {shrink}")
+    if not (np.isfinite(X).all() and np.isfinite(Y).all()):
+        raise ValueError("x_k and x_last must be finite")
+    shrink = float(check_nonnegative(shrink, "shrink", "a number >= 0"))
     D = X.shape[1]
     lam = shrink * float(np.einsum("ij,ij->", X, X)) / D
     mx, my = X.mean(axis=0), Y.mean(axis=0)
     Xc, Yc = X - mx, Y - my
-    A = np.linalg.solve(Xc.T @ Xc + lam * np.eye(D), Xc.T @ Yc + lam * np.eye(D))
+    try:
+        A = np.linalg.solve(Xc.T @ Xc + lam * np.eye(D), Xc.T @ Yc + lam * np.eye(D))
+    except np.linalg.LinAlgError:
+        raise ValueError(
+            "x_k's centred positions do not span its dimensions (singular least squares): "
+            "pass shrink > 0 or more, varied positions"
+        ) from None
     b = my - mx @ A
     return A.astype(np.float32), b.astype(np.float32)
 
@@ -198,18 +212,18 @@ class ExitDraft:
     def __init__(
         self, model: Llama, k: int, A=None, b=None, temperature: float = 1.0, log: CallLog | None = None
     ):
-        if not 1 <= int(k) <= model.cfg.n_layers:
-            raise ValueError(f"k must be in [1, {model.cfg.n_layers}], got {k}")
-        self.k = int(k)
+        self.k = check_int(k, "k", 1, model.cfg.n_layers)
         self.base = model
         self.model = Llama(model.cfg, model.w, n_layers=self.k, check_dtype=model.check_dtype)
         dim = model.cfg.dim
         if (A is None) != (b is None):
             raise ValueError("give both A and b, or neither")
         if A is not None:
-            A, b = np.asarray(A, np.float32), np.asarray(b, np.float32)
+            A, b = check_reals(A, "A").astype(np.float32), check_reals(b, "b").astype(np.float32)
             if A.shape != (dim, dim) or b.shape != (dim,):
                 raise ValueError(f"A must be ({dim}, {dim}) and b ({dim},), got {A.shape} and {b.shape}")
+            if not (np.isfinite(A).all() and np.isfinite(b).all()):
+                raise ValueError("A and b must be finite (a NaN map gives NaN rows)")
         self.A, self.b = A, b
         self.temperature = _check_temperature(temperature)
         self.cache = self.model.new_cache()
@@ -251,7 +265,8 @@ class ExitDraft:
 
     def propose(self, prefix, gamma, rng):
         t = time.perf_counter()
-        ctx = [int(x) for x in prefix]
+        gamma = check_gamma(gamma)
+        ctx = list(check_token_ids(prefix, "prefix", self.model.cfg.vocab_size))
         toks, rows = [], []
         for _ in range(gamma):
             q = probs_from_logits(self._logits_after(ctx), self.temperature)[0]
@@ -263,4 +278,5 @@ class ExitDraft:
         return toks, (np.stack(rows) if rows else np.zeros((0, self.model.cfg.vocab_size)))
 
     def __call__(self, prefix):
-        return probs_from_logits(self._logits_after([int(x) for x in prefix]), self.temperature)[0]
+        ctx = list(check_token_ids(prefix, "prefix", self.model.cfg.vocab_size))
+        return probs_from_logits(self._logits_after(ctx), self.temperature)[0]
