@@ -48,6 +48,7 @@ from specdec_core.llm import (  # noqa: E402
     probs_from_logits,
 )
 from specdec_core.llm import predict as P  # noqa: E402
+from specdec_core.repeats import paired_ratio  # noqa: E402
 from specdec_core.llm.drafts import ExitDraft, NgramDraft, collect_residuals, fit_exit_map  # noqa: E402
 from specdec_core.llm.runs import sweep, timed_run  # noqa: E402
 from specdec_core.llm.workloads import CALIBRATION, WORKLOADS, calibration_prompt, workload_prompt  # noqa: E402
@@ -212,7 +213,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--threads", type=int, default=1, help="BLAS threads for every timed part (default 1)")
-    ap.add_argument("--reps", type=int, default=3, help="repetitions of every configuration")
+    ap.add_argument("--reps", type=int, default=5, help="repetitions of every configuration")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     quick = args.quick
@@ -488,6 +489,30 @@ def teacher_alpha(lm, name, make_draft, prompt, traj):
     return alpha, avail
 
 
+def paired(rs, ps):
+    """Geometric mean of the paired decode-only speed-ups and its 95% t-interval (repeats.py)."""
+    r = paired_ratio([x["tokens_per_s"] for x in rs], [p["tokens_per_s"] for p in ps])
+    return {"ratio": r.ratio, "low": r.low, "high": r.high, "n": r.n, "sd_log": r.sd_log, "level": r.level}
+
+
+def choose_configs(pred, configs, workloads, temperatures=(0.0, 1.0)):
+    """Per workload and temperature, the speculative configuration with the best *predicted*
+    speed-up — chosen before any timed run, so its measured repeats are not a maximum over
+    noisy measurements (no selection bias)."""
+    out = {}
+    for w in workloads:
+        for temp in temperatures:
+            key = f"{w}/T{temp:g}"
+            plain = pred[f"{key}/plain"]["tokens_per_s"]
+            best = max(configs, key=lambda c: pred[f"{key}/{c[0]}/{c[1]}"]["tokens_per_s"])
+            out[key] = {
+                "draft": best[0],
+                "gamma": best[1],
+                "predicted_speedup": pred[f"{key}/{best[0]}/{best[1]}"]["tokens_per_s"] / plain,
+            }
+    return out
+
+
 def summarize_runs(runs, pred):
     """Per configuration: decode-only and end-to-end tokens/s and speed-up over the plain run of
     the same repetition (median, min, max), the prediction and its error, greedy equality."""
@@ -511,6 +536,7 @@ def summarize_runs(runs, pred):
             "e2e_tokens_per_s": spread([r["e2e_tokens_per_s"] for r in rs]),
             "speedup_decode": spread([r["tokens_per_s"] / p["tokens_per_s"] for r, p in zip(rs, ps)]),
             "speedup_e2e": spread([r["e2e_tokens_per_s"] / p["e2e_tokens_per_s"] for r, p in zip(rs, ps)]),
+            "speedup_paired": paired(rs, ps),
             "prefill_ms": spread([1e3 * r["prefill_s"] for r in rs]),
             "alpha": spread([r["alpha"] if r["alpha"] == r["alpha"] else 0.0 for r in rs]),
             "mean_k": spread([r["mean_k"] for r in rs]),

@@ -160,7 +160,11 @@ def goals(out):
     res["one_row_over_floor"] = m(p, 1) / r["floor_ms"]
     if 128 in p:
         res["prefill128_new_over_old"] = m(p, 128) / m(o, 128)
-    lines = [f"goal check (1 BLAS thread): {k} = {v:.2f}" for k, v in res.items() if v is not None]
+    errs = PC.prediction_errors(out, 1)
+    res["prediction_error"] = errs
+    lines = [f"goal check (1 BLAS thread): {k} = {v:.2f}" for k, v in res.items() if isinstance(v, float)]
+    for kind, e in errs.items():
+        lines.append(f"prediction {kind}: " + ", ".join(f"T={T} {100 * v:+.0f}%" for T, v in e.items()))
     return {**res, "lines": lines}
 
 

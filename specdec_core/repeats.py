@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .distributions import check_rng
+from .distributions import check_int, check_rng
 
 
 def _positive_list(xs, name) -> np.ndarray:
@@ -107,9 +107,7 @@ def max_of_noisy_ratios(k: int, reps: int, sd_log: float, *, sims: int, rng) -> 
     """Simulated: the mean, over ``sims`` experiments, of the largest of ``k`` measured ratios,
     each the geometric mean of ``reps`` paired repeats with log-spread ``sd_log``, when every
     configuration's true ratio is exactly 1. Above 1 is pure selection bias."""
-    for v, name in ((k, "k"), (reps, "reps"), (sims, "sims")):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    k, reps, sims = (check_int(v, name, 1) for v, name in ((k, "k"), (reps, "reps"), (sims, "sims")))
     if (
         isinstance(sd_log, bool)
         or not isinstance(sd_log, (int, float))

@@ -23,28 +23,16 @@ import time
 
 import numpy as np
 
+from ..distributions import check_int, check_int_sequence, check_positive
 from .model import product
 
 
 def _check_Ts(Ts) -> list:
-    if isinstance(Ts, (str, bytes, dict, set)) or not hasattr(Ts, "__iter__"):
-        raise ValueError(f"Ts must be a list of position counts, got {Ts!r}")
-    out = []
-    for T in Ts:
-        if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-            raise ValueError(f"Ts must hold integers >= 1, got {T!r}")
-        out.append(int(T))
-    if not out:
-        raise ValueError("Ts must not be empty")
-    return out
+    return list(check_int_sequence(Ts, "Ts", low=1))
 
 
 def _check_positive(x, name):
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a positive number, got {x!r}")
-    if not np.isfinite(x) or x <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {x!r}")
-    return float(x)
+    return float(check_positive(x, name))
 
 
 def predict_pass_ms(Ts, *, weight_bytes, params, bandwidth, rate) -> dict:
@@ -140,8 +128,7 @@ def time_products(mats, Ts, *, old=None, reps: int = 5, seed: int = 0) -> dict:
     of a shared machine fall on all of them. Returns {"product": {T: {"median", "min", "max"}},
     "x@w": ...}."""
     Ts = _check_Ts(Ts)
-    if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or reps < 1:
-        raise ValueError(f"reps must be an integer >= 1, got {reps!r}")
+    check_int(reps, "reps", 1)
     rng = np.random.default_rng(seed)
     xs = {T: [rng.standard_normal((T, w.shape[1]), dtype=np.float32) for w in mats] for T in Ts}
     layouts = {"product": lambda x, i: product(x, mats[i])}
@@ -163,4 +150,79 @@ def time_products(mats, Ts, *, old=None, reps: int = 5, seed: int = 0) -> dict:
             for T, v in d.items()
         }
         for name, d in times.items()
+    }
+
+
+# ---------------------------------------------------------------- reading stored results
+
+
+def _ms(d) -> dict:
+    return {int(T): v["median"] for T, v in d.items()}
+
+
+def curves(res, threads: int = 1) -> tuple:
+    """(products {layout: {T: ms}}, forward {T: ms}, predicted {T: {...}}) from a stored
+    ``passcost.json`` (medians), for :func:`specdec_core.plots.passcost.passcost_figure`."""
+    r = res["threads"][str(threads)] if str(threads) in res["threads"] else res["threads"][threads]
+    products = {name: _ms(d) for name, d in r["products"].items()}
+    return products, _ms(r["forward"]), {int(T): v for T, v in r["predicted"].items()}
+
+
+def _thread_rec(res, threads):
+    t = res["threads"]
+    return t[str(threads)] if str(threads) in t else t[threads]
+
+
+def how(res) -> str:
+    """Where, when and how the stored pass costs were measured."""
+    m = res["machine"]
+    la = m.get("load_avg_start", ["?"])[0], (m.get("load_avg_end") or ["?"])[0]
+    return (
+        f"{m['cpu']}, {m['cores']} cores, {m['date_utc']}, load average {la[0]:.1f} → {la[1]:.1f}; "
+        f"{res['how']}; benchmarks/bench_passcost.py"
+    )
+
+
+def input_lines(res, threads: int = 1) -> list:
+    """The prediction's inputs, measured before and apart from the pass."""
+    r = _thread_rec(res, threads)
+    rates = {int(T): v for T, v in r["rate_GFLOPs"].items()}
+    return [
+        f"{threads} BLAS thread{'s' if threads > 1 else ''}: weight-read floor {r['floor_ms']:.1f} ms for "
+        f"{res['weight_bytes'] / 1e6:.0f} MB → β = {r['bandwidth_GBps']:.1f} GB/s",
+        "product rate on a cache-resident matrix, GFLOP/s: "
+        + ", ".join(f"T = {T}: {rates[T]:.0f}" for T in sorted(rates) if T in (1, 2, 4, 8, 16, 32, 128)),
+    ]
+
+
+def table(res, threads: int = 1, Ts=(1, 2, 4, 8, 16, 32, 128)) -> list:
+    """Predicted and measured cost of T positions, in ms and in decode steps (÷ T = 1)."""
+    products, fwd, pred = curves(res, threads)
+    new, old = products["product"], products.get("x@w", {})
+    lines = [
+        f"{'T':>4} {'predicted: roofline':>20} {'no overlap':>12} {'measured: read once':>20} "
+        f"{'earlier layout':>15} {'whole pass':>12}"
+    ]
+    for T in Ts:
+        if T not in new or T not in pred:
+            continue
+        pr, ps = pred[T]["roofline_ms"], pred[T]["serial_ms"]
+        cells = [
+            f"{pr:6.1f} ({pr / pred[1]['roofline_ms']:.2f})",
+            f"{ps:6.1f} ({ps / pred[1]['serial_ms']:.2f})",
+            f"{new[T]:6.1f} ({new[T] / new[1]:.2f})",
+            f"{old[T]:6.1f} ({old[T] / new[1]:.2f})" if T in old else "—",
+            f"{fwd[T]:6.1f} ({fwd[T] / fwd[1]:.2f})" if T in fwd else "—",
+        ]
+        lines.append(f"{T:>4} {cells[0]:>20} {cells[1]:>12} {cells[2]:>20} {cells[3]:>15} {cells[4]:>12}")
+    return lines
+
+
+def prediction_errors(res, threads: int = 1) -> dict:
+    """{"roofline"|"serial": {T: predicted ÷ measured − 1}} for the weight products (read once)."""
+    products, _, pred = curves(res, threads)
+    new = products["product"]
+    return {
+        kind: {T: pred[T][f"{kind}_ms"] / new[T] - 1 for T in sorted(new) if T in pred}
+        for kind in ("roofline", "serial")
     }

@@ -292,3 +292,32 @@ def predict_decode(costs: CostModel, traces) -> dict:
 def plain_trace(n: int) -> RoundTrace:
     """Plain decoding as rounds: n rounds of γ = 0, one token each."""
     return RoundTrace((0,) * n, (0,) * n)
+
+
+def break_even_alpha(costs: CostModel, gamma: int, *, tol: float = 1e-9):
+    """The acceptance α at which speculative decoding with ``gamma`` proposals per round
+    matches plain decoding under ``costs`` (iid acceptance, notebook 04's E[K]):
+
+        E[K](α, γ) · (verify(1) + overhead(0)) = draft(γ) + verify(γ + 1) + overhead(γ).
+
+    E[K] grows from 1 (α = 0) to γ + 1 (α = 1), so the root is unique; returns None when even
+    α = 1 does not pay (the round costs more than γ + 1 plain steps)."""
+    from ..counts import expected_output_count
+    from ..distributions import check_int
+
+    if not isinstance(costs, CostModel):
+        raise ValueError(f"costs must be a CostModel, got {type(costs).__name__}")
+    gamma = check_int(gamma, "gamma", 1)
+    need = costs.round_ms(int(gamma)) / costs.round_ms(0)  # E[K] the round must reach
+    if need <= 1:
+        return 0.0
+    if need > gamma + 1:
+        return None
+    lo, hi = 0.0, 1.0
+    while hi - lo > tol:
+        mid = (lo + hi) / 2
+        if float(expected_output_count(mid, int(gamma))) < need:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2

@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..distributions import check_int
+
 
 def logits_two_ways(model, tokens, start: int, block: int):
     """(one_at_a_time, in_blocks): float32 logits at positions start−1 … len(tokens)−2 (each
     predicting the next token), computed with the prompt ``tokens[:start]`` scored first and
     then (a) one position per forward call, (b) ``block`` positions per call."""
     tokens = [int(t) for t in tokens]
-    if isinstance(start, bool) or not isinstance(start, (int, np.integer)) or not 1 <= start < len(tokens):
-        raise ValueError(f"start must be an integer in [1, {len(tokens) - 1}], got {start!r}")
-    if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
-        raise ValueError(f"block must be an integer >= 1, got {block!r}")
+    start = check_int(start, "start", 1, len(tokens) - 1)
+    block = check_int(block, "block", 1)
     out = []
     for size in (1, int(block)):
         cache = model.new_cache(len(tokens))
