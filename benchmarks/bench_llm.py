@@ -48,10 +48,10 @@ from specdec_core.llm import (  # noqa: E402
     probs_from_logits,
 )
 from specdec_core.llm import predict as P  # noqa: E402
-from specdec_core.repeats import paired_ratio  # noqa: E402
 from specdec_core.llm.drafts import ExitDraft, NgramDraft, collect_residuals, fit_exit_map  # noqa: E402
 from specdec_core.llm.runs import sweep, timed_run  # noqa: E402
 from specdec_core.llm.workloads import CALIBRATION, WORKLOADS, calibration_prompt, workload_prompt  # noqa: E402
+from specdec_core.repeats import paired_ratio  # noqa: E402
 
 MAX_NEW = {"copy": 96, "code": 64, "story": 64}
 
