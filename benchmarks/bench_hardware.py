@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_hardware.py          # ≈ 20–50 s on 2 cores (longer under load)
     .venv/bin/python benchmarks/bench_hardware.py --quick  # a smoke run (a few seconds)
 
-Writes benchmarks/results/hardware.json. Everything in it is *measured* here with
+Writes specdec_core/results/hardware.json. Everything in it is *measured* here with
 time.perf_counter (best and median over repetitions, as stated), with the machine, the BLAS
 threads (threadpoolctl), the load average before and after, and the date.
 
@@ -32,7 +32,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "benchmarks", "results", "hardware.json")
+OUT = os.path.join(ROOT, "specdec_core", "results", "hardware.json")
 
 M_VALUES = list(range(1, 17)) + [20, 24, 32, 48, 64]
 SHAPES = {"576x1536": (576, 1536), "576x49152": (576, 49152)}

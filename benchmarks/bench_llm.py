@@ -1,5 +1,5 @@
 """Notebook 09's measurement: speculative decoding with SmolLM2-135M-Instruct in numpy on this
-CPU, predicted first, then timed. Writes benchmarks/results/llm.json (``--quick``:
+CPU, predicted first, then timed. Writes specdec_core/results/llm.json (``--quick``:
 llm-quick.json), labelled with machine, BLAS threads, load average and date.
 
     .venv/bin/python benchmarks/bench_llm.py            # full run (about 20 minutes on a quiet 2-core machine)
@@ -218,7 +218,7 @@ def main():
     args = ap.parse_args()
     quick = args.quick
     out_path = args.out or os.path.join(
-        ROOT, "benchmarks", "results", "llm-quick.json" if quick else "llm.json"
+        ROOT, *(("benchmarks", "results", "llm-quick.json") if quick else ("specdec_core", "results", "llm.json"))
     )
     t_start = time.perf_counter()
     info = machine()

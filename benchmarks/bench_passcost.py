@@ -4,7 +4,7 @@ roofline, predicted first, then timed (notebooks 06 and 09).
     .venv/bin/python benchmarks/bench_passcost.py           # ≈ 3 minutes on a quiet 2-core machine
     .venv/bin/python benchmarks/bench_passcost.py --quick   # a smoke run
 
-Writes benchmarks/results/passcost.json. For 1 and then 2 BLAS threads (threadpoolctl), in
+Writes specdec_core/results/passcost.json. For 1 and then 2 BLAS threads (threadpoolctl), in
 this order, in one process:
 
 1. **Inputs of the prediction**, measured apart from the pass they predict: the weight-read
@@ -43,7 +43,7 @@ import benchinfo  # noqa: E402
 from specdec_core.llm import load_model  # noqa: E402
 from specdec_core.llm import passcost as PC  # noqa: E402
 
-OUT = os.path.join(ROOT, "benchmarks", "results", "passcost.json")
+OUT = os.path.join(ROOT, "specdec_core", "results", "passcost.json")
 TS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64, 128]
 FORWARD_TS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 32, 128]
 CONTEXT = 100

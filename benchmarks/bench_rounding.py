@@ -4,7 +4,7 @@ part, and why (notebook 09 §4).
     .venv/bin/python benchmarks/bench_rounding.py           # ≈ 6 minutes on a quiet 2-core machine
     .venv/bin/python benchmarks/bench_rounding.py --quick   # a smoke run
 
-Writes benchmarks/results/rounding.json:
+Writes specdec_core/results/rounding.json:
 
 1. **generations**: for each prompt (the calibration prompts and the three workloads), plain
    greedy decoding (one position per target call) and speculative greedy decoding with prompt
@@ -37,7 +37,7 @@ from specdec_core.llm import CachedTarget, PromptLookupDraft, load_model  # noqa
 from specdec_core.llm import rounding as R  # noqa: E402
 from specdec_core.llm.workloads import CALIBRATION, WORKLOADS, calibration_prompt, workload_prompt  # noqa: E402
 
-OUT = os.path.join(ROOT, "benchmarks", "results", "rounding.json")
+OUT = os.path.join(ROOT, "specdec_core", "results", "rounding.json")
 
 
 def main():

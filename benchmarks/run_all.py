@@ -1,7 +1,7 @@
 """Run every benchmark script in benchmarks/ (``make bench``). The real-model measurement runs as
 ``bench_llm.py --quick`` (a smoke run under 2 minutes of CPU, writing
 benchmarks/results/llm-quick.json); pass --full-llm for the full measurement (about 20 minutes on a
-quiet 2-core machine, 55 under load; it rewrites benchmarks/results/llm.json, which notebooks 06,
+quiet 2-core machine, 55 under load; it rewrites specdec_core/results/llm.json, which notebooks 06,
 08 and 09 display) or --skip-llm to leave it out. bench_binder.py builds a fresh Binder
 environment (3-10 minutes, network to PyPI); --skip-binder leaves it out."""
 

@@ -20,7 +20,7 @@ peak ÷ bandwidth exactly where it turns *compute-bound*.
 
 Everything here is pure arithmetic on declared inputs. Exact inputs (int / Fraction) give
 exact Fractions; any float gives floats. Hardware numbers are either **assumed** (a vendor
-datasheet, named in ``source``) or **measured** (built from ``benchmarks/results/hardware.json``
+datasheet, named in ``source``) or **measured** (built from ``specdec_core/results/hardware.json``
 by :func:`hardware_from_benchmark`).
 """
 
@@ -617,7 +617,7 @@ def _position_key(T) -> int:
 
 def cost_curve_from_results(results, key: str | None = None) -> dict:
     """{T: ms} — the capstone's cost of scoring T positions in one call, from
-    ``benchmarks/results/llm.json``, read defensively across the formats ``bench_llm.py`` has
+    ``specdec_core/results/llm.json``, read defensively across the formats ``bench_llm.py`` has
     written: ``results["cost_curve"][key]`` (``key`` default "threads2") or
     ``results["micro"]["verify_ms"][key]`` (``key`` default "T0", greedy verification). A value
     may be a number, a list whose first entry is the minimum, or a dict with "min" (else
@@ -725,13 +725,14 @@ def implied_draft_cost(alpha, gamma, speedup):
     return (_div(ek, s) - 1) / g
 
 
-#: Where benchmarks/ stores its results (next to the package in a clone of the repository).
-RESULTS_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
+#: Where the benchmarks store the results the notebooks read: inside the package
+#: (``specdec_core/results``, package data), so an installed copy carries them too.
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
 def load_benchmark(name: str, results_dir=None) -> dict:
     """The parsed JSON file ``name`` (e.g. "hardware.json", "llm.json") from
-    ``benchmarks/results`` (or ``results_dir``); found from the package, not the working
+    ``specdec_core/results`` (or ``results_dir``); found from the package, not the working
     directory, so a notebook opened anywhere reads the same file."""
     if not isinstance(name, str) or not name.endswith(".json") or "/" in name:
         raise ValueError(f"name must be a file name ending in .json, got {name!r}")

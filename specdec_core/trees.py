@@ -798,7 +798,7 @@ def _lab_numbers(family, nodes, quality, rule, replacement):
 # ------------------------------------------------------------------ what a pass costs here (measured)
 def measured_pass_costs(path=None):
     """The capstone's measured cost of one target pass against the number of positions it scores,
-    from ``benchmarks/results/llm.json`` (or ``path``) — another notebook's benchmark, which may
+    from ``specdec_core/results/llm.json`` (or ``path``) — another notebook's benchmark, which may
     change or be missing. The file is read by :func:`specdec_core.roofline.capstone_cost_curve`
     (the one reader of that curve); this only never raises, for a notebook cell.
     Returns ``({positions: (fastest, median, slowest) ms}, how it was measured)``, or

@@ -1,4 +1,4 @@
-"""Reading benchmarks/results/llm.json for notebook 09: provenance, spreads, tables, the quiz.
+"""Reading specdec_core/results/llm.json for notebook 09: provenance, spreads, tables, the quiz.
 
 Every line these helpers return starts from the results file; nothing is typed in. Precision
 follows the spread of the repetitions (:func:`fmt_spread`). The figures drawn from the same
@@ -15,12 +15,7 @@ import numpy as np
 
 from ..questions import MEASURE_QUESTION  # noqa: F401  (re-exported: the old import path)
 
-RESULTS = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-    "benchmarks",
-    "results",
-    "llm.json",
-)
+RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results", "llm.json")
 DRAFTS = {"lookup": "prompt lookup (adaptive γ)", "ngram": "n-gram", "exit": "trained early exit"}
 WORKLOADS = ("copy", "code", "story")
 
@@ -31,7 +26,7 @@ def _intkeys(d):
 
 def load_results(path: str | None = None) -> dict:
     """The results file (``path``, else ``$SPECDEC_LLM_RESULTS``, else the stored
-    benchmarks/results/llm.json), with the numeric keys JSON turned into strings turned back."""
+    specdec_core/results/llm.json), with the numeric keys JSON turned into strings turned back."""
     with open(path or os.environ.get("SPECDEC_LLM_RESULTS") or RESULTS) as f:
         res = json.load(f)
     mic = res["micro"]
