@@ -214,3 +214,24 @@ def test_printed_labels_follow_the_one_label_rule(path):
 
     outside = bracket_labels(path) - set(KINDS.values())
     assert not outside, f"{path.name} prints labels outside formatting.KINDS: {sorted(outside)}"
+
+
+#: Notebooks whose stored kernelspec is fixed by another work stream (06 and 09 are being
+#: rewritten); the check below xfails for them, naming them, and fails for every other notebook.
+KERNELSPEC_PENDING = {"06", "09"}
+
+
+@pytest.mark.parametrize("path", NBS, ids=lambda p: p.name[:2])
+def test_stored_kernelspec_is_the_one_lab_writes(path):
+    """When its kernel connects, Lab replaces ``metadata.kernelspec`` with the kernel's own spec;
+    a different stored one ("Python 3" for "Python 3 (ipykernel)") marks the notebook modified
+    the moment a learner opens it. ``tools/execute_notebooks.py`` stores the installed spec."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from execute_notebooks import lab_kernelspec
+
+    got = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("kernelspec")
+    if got != lab_kernelspec() and path.name[:2] in KERNELSPEC_PENDING:
+        pytest.xfail(f"{path.name}: kernelspec {got} (fix pending in its own work stream)")
+    assert got == lab_kernelspec()

@@ -8,6 +8,9 @@ what readers without a kernel see, so they must be made the same way every time 
 - the kernel starts in ``notebooks/`` (as in JupyterLab), from this environment;
 - widget state is stored (nbconvert's default ``store_widget_state``), because Lab is configured to
   save widget state too (``binder/overrides.json``; see ``specdec_core/labs/base.py``);
+- ``metadata.kernelspec`` is the installed kernel's own spec (:func:`lab_kernelspec`), the one Lab
+  writes into the notebook when its kernel connects: a stored "Python 3" where the kernel says
+  "Python 3 (ipykernel)" made every notebook "modified" the moment it was opened;
 - Jupyter, IPython and matplotlib state go to a temporary folder, not the user's ``$HOME``;
 - a cell that raises stops the run (unless tagged ``raises-exception``) and nothing is written.
 """
@@ -24,6 +27,15 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 
 
+def lab_kernelspec(name: str = "python3") -> dict:
+    """The kernelspec metadata JupyterLab sets when kernel ``name`` connects (name, display name
+    and language of the installed spec)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec(name)
+    return {"display_name": spec.display_name, "language": spec.language, "name": name}
+
+
 def execute(path: Path, timeout: int = 900) -> float:
     import nbformat
     from nbconvert.preprocessors import ExecutePreprocessor
@@ -33,6 +45,7 @@ def execute(path: Path, timeout: int = 900) -> float:
     start = time.perf_counter()
     ep.preprocess(nb, {"metadata": {"path": str(path.parent)}})
     elapsed = time.perf_counter() - start
+    nb.metadata["kernelspec"] = lab_kernelspec()
     nbformat.write(nb, path)
     return elapsed
 
