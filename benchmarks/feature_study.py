@@ -1,7 +1,7 @@
 """The feature draft (specdec_core.llm.features) on the real model: fit on calibration text only,
 then α per draft depth on held-out calibration text and on the target's own continuations of the
 three evaluated workloads, full head and shortlists, and the draft step's cost next to a target
-step. Writes benchmarks/results/features.json.
+step. Writes specdec_core/results/features.json.
 
 Data (nothing evaluated is ever fitted on):
 
@@ -22,13 +22,10 @@ ridge are chosen on the held-out *calibration* text; the workload numbers are re
 from __future__ import annotations
 
 import argparse
-import ast
-import glob
 import json
 import os
 import sys
 import time
-import zlib
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -49,42 +46,19 @@ from specdec_core.llm.features import (  # noqa: E402
     shortlist_from_counts,
 )
 from specdec_core.llm.model import product  # noqa: E402
-from specdec_core.llm.workloads import CALIBRATION, WORKLOADS, calibration_prompt, workload_prompt  # noqa: E402
+from specdec_core.llm.workloads import (  # noqa: E402
+    CALIBRATION,
+    WORKLOADS,
+    calibration_prompt,
+    docstring_sequences,
+    split_by_module,
+    workload_prompt,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "benchmarks", "results", "features.json")
+OUT = os.path.join(ROOT, "specdec_core", "results", "features.json")
 CAL_FIT = ("cal-copy", "cal-code", "cal-explain", "cal-list")
 CAL_HELD = ("cal-letter", "cal-story")
-
-
-def docstrings(codec, seq_len=256):
-    """{module path: [token sequences]}: the package's docstrings (≥ 80 characters), packed."""
-    out = {}
-    for f in sorted(glob.glob(os.path.join(ROOT, "specdec_core", "**", "*.py"), recursive=True)):
-        tree = ast.parse(open(f, encoding="utf-8").read())
-        seqs, cur = [], []
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
-                d = ast.get_docstring(node)
-                if not d or len(d) < 80:
-                    continue
-                ids = codec.encode(d + "\n\n")[:seq_len]
-                if len(cur) + len(ids) > seq_len and cur:
-                    seqs.append(cur)
-                    cur = []
-                cur = cur + ids
-        if cur:
-            seqs.append(cur)
-        out[os.path.relpath(f, ROOT)] = seqs
-    return out
-
-
-def split_docs(docs, held_fraction=0.2):
-    """Split by module (a stable hash of its path): (fit sequences, held-out sequences)."""
-    fit, held = [], []
-    for path, seqs in docs.items():
-        (held if zlib.crc32(path.encode()) % 100 < 100 * held_fraction else fit).extend(seqs)
-    return fit, held
 
 
 def continuations(model, prompts: dict, n_new, seed):
@@ -123,8 +97,8 @@ def main():
         res = {"machine": benchinfo.machine(blas=True), "quick": quick}
         # ---- data
         t = time.time()
-        docs = docstrings(codec)
-        doc_fit, doc_held = split_docs(docs)
+        docs = docstring_sequences(codec)
+        doc_fit, doc_held = split_by_module(docs)
         doc_held = doc_held[:8]  # ≈ 1.5k positions: enough for α, cheap to score
         if quick:
             doc_fit, doc_held = doc_fit[:6], doc_held[:2]

@@ -218,7 +218,7 @@ def test_printed_labels_follow_the_one_label_rule(path):
 
 #: Notebooks whose stored kernelspec is fixed by another work stream (06 and 09 are being
 #: rewritten); the check below xfails for them, naming them, and fails for every other notebook.
-KERNELSPEC_PENDING = {"06", "09"}
+KERNELSPEC_PENDING = {"09"}
 
 
 @pytest.mark.parametrize("path", NBS, ids=lambda p: p.name[:2])

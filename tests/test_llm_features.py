@@ -358,3 +358,24 @@ def test_law_test_catches_broken_variants(lm, fmap):
         counts = _first_token_counts(draft, tgt, prefix, n, rule, seed=11)
         g = chi_square_gof(lawtest.relabel(counts, law), law, threshold=1e-3)
         assert g.rejected == (name != "correct"), (name, n, str(g))
+
+
+def test_alpha_along_matches_the_draft_at_depth_one(lm, fmap):
+    """The predictor's per-token α (teacher forced) equals Σ min(p, q) of the draft's own first
+    proposal row at the same prefix, for the full head and for a shortlist."""
+    from specdec_core.llm.features import alpha_along
+
+    m = lm.model
+    toks = list(_prefix(lm)) + [5, 9, 3, 7, 11, 2]
+    short = np.arange(0, m.cfg.vocab_size, 2)
+    for sl in (None, short):
+        a = alpha_along(m, fmap, toks, 4, depth=3, temperature=1.0, shortlist=sl)
+        assert a.shape == (len(toks) - 4, 3) and np.isfinite(a).all()
+        for j in (6, 8):
+            tgt = CachedTarget(m, 1.0)
+            tgt.prefill(toks[: j - 1])  # the cache a round finds: all but the last prefix token
+            q = FeatureDraft(tgt, fmap, 1.0, shortlist=sl)(toks[:j])
+            p = CachedTarget(m, 1.0)(toks[:j])
+            assert abs(float(np.minimum(p, q).sum()) - a[j - 4, 0]) < 1e-5
+    with pytest.raises(ValueError, match="depth"):
+        alpha_along(m, fmap, toks, 4, depth=0, temperature=1.0)

@@ -39,7 +39,7 @@ MAX_GAMMA = RooflineView.MAX_GAMMA
 def roofline_texts(state) -> dict:
     """The lab's readouts for one state (plain text, always the same keys)."""
     hw = float_hardware(state["hardware"])
-    kind = "derived-from-assumed" if hw.kind == "assumed" else "measured"
+    kind = "derived-from-assumed" if hw.kind == "assumed" else "derived-from-measured"
     kw = {"dtype": state["dtype"], "sequences": state["sequences"], "context": state["context"]}
     g = state["gamma"]
     one = pass_time(state["target"], hw, positions=1, **kw)

@@ -2,13 +2,21 @@
 
 ``load_model()`` → :class:`LoadedModel` (config, :class:`Llama`, tokenizer codec);
 ``CachedTarget`` / ``PromptLookupDraft`` / ``LayerSkipDraft`` and, with a real q,
-``NgramDraft`` / ``ExitDraft`` (:mod:`.drafts`) plug into :mod:`specdec_core.sampling`;
+``NgramDraft`` / ``ExitDraft`` (:mod:`.drafts`) and ``FeatureDraft`` (:mod:`.features`) plug into :mod:`specdec_core.sampling`;
 :mod:`.runs` times generations from fresh state; :mod:`.predict` predicts tokens/s before a
 run; :mod:`.lawtest` is the powered law test; :mod:`.report` reads the benchmark's results.
 """
 
 from .adapters import CachedTarget, CallLog, LayerSkipDraft, PromptLookupDraft, probs_from_logits
 from .drafts import ExitDraft, NgramDraft, fit_exit_map
+from .features import (
+    FeatureDraft,
+    FeatureMap,
+    Features,
+    collect_features,
+    fit_feature_map,
+    shortlist_from_counts,
+)
 from .loader import LlamaConfig, load_gguf, model_path
 from .model import KVCache, Llama
 from .runs import LoadedModel, load_model
@@ -23,6 +31,12 @@ __all__ = [
     "ExitDraft",
     "NgramDraft",
     "fit_exit_map",
+    "FeatureDraft",
+    "FeatureMap",
+    "Features",
+    "collect_features",
+    "fit_feature_map",
+    "shortlist_from_counts",
     "LlamaConfig",
     "load_gguf",
     "model_path",

@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..distributions import check_int, check_nonnegative
 from .adapters import CachedTarget, CallLog, probs_from_logits
 from .model import Llama, product
 
@@ -181,13 +182,8 @@ def fit_feature_map(
         if h_prev is None:
             raise ValueError("h_prev is required when inputs is 'h,hprev,e'")
         h_prev = _check_rows("h_prev", h_prev, N, D)
-    if isinstance(ridge, bool) or not isinstance(ridge, (int, float, np.floating, np.integer)):
-        raise ValueError(f"ridge must be a number, got {type(ridge).__name__}")
-    ridge = float(ridge)
-    if not np.isfinite(ridge) or ridge < 0:
-        raise ValueError(f"ridge must be finite and >= 0, got {ridge}")
-    if isinstance(n_random, bool) or int(n_random) != n_random or n_random < 0:
-        raise ValueError(f"n_random must be an integer >= 0, got {n_random}")
+    ridge = float(check_nonnegative(ridge, "ridge"))
+    n_random = check_int(n_random, "n_random", 0)
     n_random = int(n_random)
     if renorm:
         if norm_weight is None:
@@ -452,3 +448,37 @@ class FeatureDraft:
         if needs_map:
             h = self.fmap.apply(h, self.model.embed([ctx[-1]]), hp)
         return self._full(self._row(h, predicted=needs_map))
+
+
+def alpha_along(
+    model: Llama, fmap: FeatureMap, tokens, start: int, *, depth: int, temperature, shortlist=None
+):
+    """Per continuation token, α = Σ_x min(p, q) of the draft's proposal at each depth:
+    an (n, depth) array for tokens[start:], teacher forced (the chain sees the real tokens).
+    Column d − 1 is the α of that token when it is a round's d-th proposal; where a token is too
+    early in the sequence for depth d, the column repeats depth d − 1. For the predictor's
+    :func:`~specdec_core.llm.predict.sampled_traces` (temperature 0: argmax agreement)."""
+    tokens = [int(t) for t in tokens]
+    start = check_int(start, "start", 2, len(tokens) - 1)
+    depth = check_int(depth, "depth", 1)
+    feats = collect_features(model, [tokens])
+    head = model.w["head"]
+    W = head if shortlist is None else model.head_rows(shortlist)
+    ids = None if shortlist is None else np.asarray(shortlist, np.int64)
+    n = len(tokens) - start
+    out = np.full((n, depth), np.nan)
+    for k, (_, tr, nh) in enumerate(predicted_states(fmap, feats, depth), 1):
+        j = feats.pos[tr] + 2  # the token this chain's state predicts
+        keep = (j >= start) & (j < len(tokens))
+        tr, nh, j = tr[keep], nh[keep], j[keep]
+        if not len(tr):
+            continue
+        p = probs_from_logits(product(feats.h_next[tr], head), temperature)
+        q = probs_from_logits(product(nh, W) * np.float32(fmap.logit_scale), temperature)
+        pp = p if ids is None else p[:, ids]
+        out[j - start, k - 1] = np.minimum(pp, q).sum(axis=1)
+    for k in range(depth):
+        col = out[:, k]
+        fill = out[:, k - 1] if k else np.zeros(n)
+        col[np.isnan(col)] = fill[np.isnan(col)]
+    return out

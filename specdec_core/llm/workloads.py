@@ -74,3 +74,41 @@ def calibration_prompt(codec, name: str) -> list:
     if name not in CALIBRATION:
         raise ValueError(f"calibration prompt must be one of {tuple(CALIBRATION)}, got {name!r}")
     return codec.chat(CALIBRATION[name])
+
+
+def docstring_sequences(codec, seq_len: int = 256) -> dict:
+    """{module path: [token sequences]}: the docstrings (≥ 80 characters) of ``specdec_core``'s
+    own modules, packed into sequences of at most ``seq_len`` tokens — calibration text for the
+    feature draft that is never evaluated (it ships with the package, so a learner has it)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    out = {}
+    for f in sorted(root.rglob("*.py")):
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        seqs, cur = [], []
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+                d = ast.get_docstring(node)
+                if not d or len(d) < 80:
+                    continue
+                ids = codec.encode(d + "\n\n")[:seq_len]
+                if len(cur) + len(ids) > seq_len and cur:
+                    seqs.append(cur)
+                    cur = []
+                cur = cur + ids
+        if cur:
+            seqs.append(cur)
+        out[f.relative_to(root.parent).as_posix()] = seqs
+    return out
+
+
+def split_by_module(docs: dict, held_fraction: float = 0.2) -> tuple:
+    """(fit sequences, held-out sequences), split by module with a stable hash of its path."""
+    import zlib
+
+    fit, held = [], []
+    for path, seqs in docs.items():
+        (held if zlib.crc32(path.encode()) % 100 < 100 * held_fraction else fit).extend(seqs)
+    return fit, held
