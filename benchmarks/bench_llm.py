@@ -49,11 +49,26 @@ from specdec_core.llm import (  # noqa: E402
 )
 from specdec_core.llm import predict as P  # noqa: E402
 from specdec_core.llm.drafts import ExitDraft, NgramDraft, collect_residuals, fit_exit_map  # noqa: E402
+from specdec_core.llm.features import (  # noqa: E402
+    FeatureDraft,
+    alpha_along,
+    collect_features,
+    fit_feature_map,
+    shortlist_from_counts,
+)
 from specdec_core.llm.runs import sweep, timed_run  # noqa: E402
-from specdec_core.llm.workloads import CALIBRATION, WORKLOADS, calibration_prompt, workload_prompt  # noqa: E402
+from specdec_core.llm.workloads import (  # noqa: E402
+    CALIBRATION,
+    WORKLOADS,
+    calibration_prompt,
+    docstring_sequences,
+    split_by_module,
+    workload_prompt,
+)
 from specdec_core.repeats import paired_ratio  # noqa: E402
 
 MAX_NEW = {"copy": 96, "code": 64, "story": 64}
+DRAFT_NAMES = ("lookup", "ngram", "exit", "feature")
 
 
 def compact_number_lists(text):
@@ -218,7 +233,8 @@ def main():
     args = ap.parse_args()
     quick = args.quick
     out_path = args.out or os.path.join(
-        ROOT, *(("benchmarks", "results", "llm-quick.json") if quick else ("specdec_core", "results", "llm.json"))
+        ROOT,
+        *(("benchmarks", "results", "llm-quick.json") if quick else ("specdec_core", "results", "llm.json")),
     )
     t_start = time.perf_counter()
     info = machine()
@@ -260,6 +276,47 @@ def main():
         discounts = [0.3] if quick else [0.1, 0.3, 0.5, 0.7, 0.9]
         ng = ngram_alpha(lm, seqs, ["cal-copy", "cal-code"], discounts)
         d_best = max(ng, key=ng.get)
+        # the feature draft (EAGLE-style): settings fixed in advance by benchmarks/feature_study.py
+        # (inputs h_t, h_{t-1}, e(x_{t+1}) + 1024 random features, ridge 1e-2, a 4k shortlist),
+        # fitted on the package's docstrings and the calibration prompts' continuations only
+        t_f = time.perf_counter()
+        doc_fit, _ = split_by_module(docstring_sequences(lm.codec))
+        fit_seqs = (doc_fit[:6] if quick else doc_fit) + [seqs[n][0] + seqs[n][1] for n in fit_names]
+        F = collect_features(m, fit_seqs)
+        fmap = fit_feature_map(
+            F.h, F.e, F.h_next, h_prev=F.h_prev, ridge=1e-2, inputs="h,hprev,e", n_random=1024
+        )
+        shortlist = shortlist_from_counts(fit_seqs, 4096)
+        del F
+        feat_alpha = {
+            f"T{temp:g}": np.mean(
+                [
+                    alpha_along(
+                        m,
+                        fmap,
+                        seqs[n][0] + seqs[n][1],
+                        len(seqs[n][0]),
+                        depth=3,
+                        temperature=temp,
+                        shortlist=shortlist,
+                    ).mean(axis=0)
+                    for n in eval_names
+                ],
+                axis=0,
+            ).tolist()
+            for temp in (1.0, 0.0)
+        }
+        feature_cal = {
+            "fit_positions": int(fmap.n),
+            "fit_texts": f"{len(doc_fit)} docstring sequences of specdec_core + calibration prompts {fit_names}",
+            "inputs": fmap.inputs,
+            "ridge": fmap.ridge,
+            "n_random": fmap.n_random,
+            "shortlist": int(len(shortlist)),
+            "alpha_by_depth_heldout": feat_alpha,
+            "seconds": time.perf_counter() - t_f,
+        }
+        log("feature draft:", feature_cal)
         out["calibration"] = {
             "prompts": names,
             "fit_prompts": fit_names,
@@ -270,6 +327,7 @@ def main():
             "exit_alpha": exit_alpha,
             "ngram_alpha_by_discount": ng,
             "ngram_discount": d_best,
+            "feature": feature_cal,
         }
         log("exit α:", exit_alpha)
         log("n-gram α by discount:", ng, "→", d_best)
@@ -319,24 +377,33 @@ def main():
             "lookup": [2, 4, 7, 10] if not quick else [3],
             "ngram": [2, 4, 6] if not quick else [2],
             "exit": [1, 2] if not quick else [1],
+            "feature": [1, 2, 3] if not quick else [2],
         }
         configs = (
             [("lookup", g, True) for g in gam["lookup"]]
             + [("ngram", g, False) for g in gam["ngram"]]
             + [("exit", g, False) for g in gam["exit"]]
+            + [("feature", g, False) for g in gam["feature"]]
         )
 
-        def make_draft(name, temp):
+        def make_draft(name, temp, target=None):
             if name == "lookup":
                 return PromptLookupDraft(V)
             if name == "ngram":
                 return NgramDraft(V, discount=d_best, temperature=temp)
+            if name == "feature":
+                # reads the run's own target's cache (a fresh one when none is given: it fills it)
+                return FeatureDraft(
+                    target or CachedTarget(m, temp), fmap, temperature=temp, shortlist=shortlist
+                )
             return ExitDraft(m, k_best, A, b, temperature=temp)
 
         draft_cost = {}
-        for name in ("lookup", "ngram", "exit"):
+        for name in DRAFT_NAMES:
             gs = sorted(set([0, 1] + gam[name]))
-            draft_cost[name] = P.draft_cost_curve(make_draft(name, 1.0), ctx, gs, reps=reps_mb)
+            tgt = CachedTarget(m, 1.0)
+            tgt.prefill(ctx[:-1])  # what a round finds: the target holds all but the last token
+            draft_cost[name] = P.draft_cost_curve(make_draft(name, 1.0, tgt), ctx, gs, reps=reps_mb)
         out["micro"] = {
             "context_tokens": len(ctx),
             "verify_ms": verify,
@@ -346,6 +413,20 @@ def main():
             "how": "median of interleaved repetitions after one untimed sweep, perf_counter",
         }
         log("verify ms T1:", {T: round(c["median"], 1) for T, c in verify["T1"].items()})
+        out["break_even_alpha"] = {}
+        for temp in (0.0, 1.0):
+            vm = {T: c["median"] for T, c in verify[f"T{temp:g}"].items()}
+            om = {g: c["median"] for g, c in overhead[f"T{temp:g}"].items()}
+            out["break_even_alpha"][f"T{temp:g}"] = {
+                name: {
+                    g: P.break_even_alpha(
+                        P.CostModel(vm, {x: c["median"] for x, c in draft_cost[name].items()}, om), g
+                    )
+                    for g in gam[name]
+                }
+                for name in DRAFT_NAMES
+            }
+        log("break-even α:", out["break_even_alpha"])
         log("draft ms:", {n: {g: round(c["median"], 2) for g, c in d.items()} for n, d in draft_cost.items()})
         save()
 
@@ -378,7 +459,7 @@ def main():
                         "positions": int(len(mg)),
                     }
                 alphas = {}
-                for name in ("lookup", "ngram", "exit"):
+                for name in DRAFT_NAMES:
                     dm = {g: c["median"] for g, c in draft_cost[name].items()}
                     cost = P.CostModel(med["verify"], dm, med["overhead"])
                     for g in gam[name]:
@@ -399,8 +480,14 @@ def main():
                         pr = P.predict_decode(cost, tr)
                         pred[f"{key}/{name}/{g}"] = pr
                 tf[key] = {
-                    name: float(np.mean(np.concatenate([alphas[(name, s)][0] for s in range(len(trajs))])))
-                    for name in ("lookup", "ngram", "exit")
+                    name: float(
+                        np.mean(
+                            np.concatenate(
+                                [np.atleast_2d(alphas[(name, s)][0].T)[0] for s in range(len(trajs))]
+                            )
+                        )
+                    )
+                    for name in DRAFT_NAMES
                     if (name, 0) in alphas
                 }
                 log(
@@ -413,6 +500,9 @@ def main():
             "made_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S UTC"),
             "values": pred,
             "teacher_forcing_alpha_T1": tf,
+            "chosen": choose_configs(pred, configs, WORKLOADS),
+            "chosen_rule": "per workload and temperature, the configuration with the best predicted speed-up, "
+            "fixed before any timed run",
             "seconds": time.perf_counter() - t,
         }
         out["greedy_margins"] = margins
@@ -474,6 +564,8 @@ def teacher_alpha(lm, name, make_draft, prompt, traj):
     p = probs_from_logits(m.logits_for(seq)[P0 - 1 : -1], 1.0)
     dr = make_draft(name, 1.0)
     avail = None
+    if name == "feature":  # α by position and by proposal depth (its later proposals are worse)
+        return alpha_along(m, dr.fmap, seq, P0, depth=3, temperature=1.0, shortlist=dr.rows), None
     if name == "exit":
         q = probs_from_logits(dr.logits_along(seq)[P0 - 1 : -1], 1.0)
         return P.alpha_along(p, q), None
