@@ -101,7 +101,7 @@ def main():
     for threads in (1, 2):
         with threadpool_limits(threads):
             PC.read_floor_s(mats, reps=1)  # page the weights in
-            floor = PC.read_floor_s(mats, reps=reps)
+            floor = PC.read_floor_s(mats, reps=reps, threads=threads)
             rates = PC.compute_rate(Ts, reps=3 if a.quick else 5)
             pred = PC.predict_pass_ms(
                 Ts, weight_bytes=weight_bytes, params=params, bandwidth=weight_bytes / floor, rate=rates

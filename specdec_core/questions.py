@@ -211,17 +211,18 @@ TRANSFORM_QUESTION = Question(
 # ---------------------------------------------------------------- 09 · a real model
 
 MEASURE_QUESTION = Question(
-    prompt="On this 2-core CPU, prompt lookup drafts almost for free and almost every proposal is accepted on the "
-    "copy-heavy prompt. Why is the speed-up still well below γ + 1?",
+    prompt="On this CPU, prompt lookup drafts almost for free and almost every proposal is accepted on the "
+    "copy-heavy prompt. Why is the speed-up still below γ + 1?",
     options=(
         "Because strict verification rejects most correct proposals",
-        "Because scoring γ + 1 positions in one target call costs several single steps here",
+        "Because one target call scoring γ + 1 positions costs more than one single step here",
         "Because the draft's proposals change the target's output distribution",
     ),
     answer=1,
     explanation="With a free draft and every proposal accepted, a round emits γ + 1 tokens for one verification "
-    "call, so the speed-up is at most (γ + 1) ÷ (cost of that call in single steps). On a small CPU the "
-    "matrix products are not free for extra rows, so that cost grows with γ and caps the gain.",
+    "call, so the speed-up is at most (γ + 1) ÷ (cost of that call in single steps). Even with the weights read "
+    "once per call, each extra position adds its arithmetic, and on one CPU core reading and arithmetic add up "
+    "rather than overlap, so that cost grows with γ and caps the gain.",
 )
 
 #: The lesson card's three questions.

@@ -19,6 +19,7 @@ layouts, interleaved, for notebook 09's live cell and ``benchmarks/bench_passcos
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -82,15 +83,30 @@ def matrices(weights) -> list:
     return sorted(mats, key=lambda w: -w.size)
 
 
-def read_floor_s(mats, reps: int = 5) -> float:
+def read_floor_s(mats, reps: int = 5, threads: int = 1) -> float:
     """Median seconds to read every matrix once (``np.dot(v, v)`` over each flattened matrix:
-    one pass over its bytes, almost no arithmetic): the weight-read floor."""
-    times = []
-    for _ in range(int(reps)):
-        t = time.perf_counter()
-        for w in mats:
-            v = w.reshape(-1)
+    one pass over its bytes, almost no arithmetic): the weight-read floor. With ``threads`` > 1
+    each matrix is split into that many contiguous parts read by as many Python threads at once
+    (numpy releases the GIL inside the dot product), so the floor is that of several cores."""
+    reps, threads = check_int(reps, "reps", 1), check_int(threads, "threads", 1, 64)
+    flat = [w.reshape(-1) for w in mats]
+    parts = [[v[i * v.size // threads : (i + 1) * v.size // threads] for v in flat] for i in range(threads)]
+
+    def read(vs):
+        for v in vs:
             np.dot(v, v)
+
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        if threads == 1:
+            read(flat)
+        else:
+            ths = [threading.Thread(target=read, args=(p,)) for p in parts]
+            for th in ths:
+                th.start()
+            for th in ths:
+                th.join()
         times.append(time.perf_counter() - t)
     return float(np.median(times))
 

@@ -16,7 +16,12 @@ import numpy as np
 from ..questions import MEASURE_QUESTION  # noqa: F401  (re-exported: the old import path)
 
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results", "llm.json")
-DRAFTS = {"lookup": "prompt lookup (adaptive γ)", "ngram": "n-gram", "exit": "trained early exit"}
+DRAFTS = {
+    "lookup": "prompt lookup (adaptive γ)",
+    "ngram": "n-gram",
+    "exit": "trained early exit",
+    "feature": "feature draft",
+}
 WORKLOADS = ("copy", "code", "story")
 
 
@@ -87,7 +92,7 @@ def best(res, workload, temperature, key="speedup_decode"):
     return max(sel, key=lambda r: r[key]["median"]) if sel else None
 
 
-SHORT = {"lookup": "lookup", "ngram": "n-gram", "exit": "exit"}
+SHORT = {"lookup": "lookup", "ngram": "n-gram", "exit": "exit", "feature": "feature"}
 
 
 def summary_table(res) -> list:
@@ -234,6 +239,216 @@ def memory_lines(res) -> list:
         if "vm_hwm_mib" in v:
             out.append(
                 f"{k.replace('_', ' ')}: peak resident memory (VmHWM) {v['vm_hwm_mib'] / 1024:.2f} GiB, "
-                f"{v['seconds']:.0f} s"
+                f"{v['seconds']:.{1 if v['seconds'] < 10 else 0}f} s"
             )
     return out
+
+
+# ---------------------------------------------------------------- issue 23: choices, statistics, drafts
+
+
+def cpu_name() -> str:
+    """The CPU's model name from /proc/cpuinfo (the machine architecture as a fallback)."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine() or "unknown CPU"
+
+
+def live_how(threads: int = 1) -> str:
+    """Where and when a live measurement in the notebook runs: CPU, cores, BLAS threads, load
+    average now, date (UTC)."""
+    import datetime
+
+    return (
+        f"{cpu_name()}, {os.cpu_count()} cores, {threads} BLAS thread{'s' if threads != 1 else ''}, "
+        f"load average {os.getloadavg()[0]:.1f}, "
+        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
+    )
+
+
+def fmt_interval(p: dict) -> str:
+    """×ratio (low–high) of a stored paired ratio, digits from the interval's width."""
+    if p["n"] < 2 or not math.isfinite(p["low"]):
+        return f"×{p['ratio']:.2f} (n = 1)"
+    d = decimals_for(p["low"], p["high"])
+    d = max(d, 1)
+    return f"×{p['ratio']:.{d}f} ({p['low']:.{d}f}–{p['high']:.{d}f})"
+
+
+def chosen_rows(res) -> list:
+    """Per workload and temperature: the configuration chosen *before* the timed runs (best
+    predicted speed-up) and its measured paired speed-up with 95% interval."""
+    out = []
+    for key, c in res["predictions"]["chosen"].items():
+        w, t = key.split("/")
+        temp = float(t[1:])
+        r = runs(res, workload=w, temperature=temp, draft=c["draft"], gamma=c["gamma"])[0]
+        p = runs(res, workload=w, temperature=temp, draft="plain")[0]
+        out.append({"workload": w, "temperature": temp, "chosen": c, "run": r, "plain": p})
+    return out
+
+
+def chosen_table(res) -> list:
+    """The table of :func:`chosen_rows`: plain tok/s, the chosen configuration, the predicted
+    speed-up and the measured one (geometric mean of paired repeats, 95% interval)."""
+    lines = [f"{'':10s}{'plain tok/s':15s}{'chosen':15s}{'predicted':11s}measured (95% interval)"]
+    for row in chosen_rows(res):
+        c, r, p = row["chosen"], row["run"], row["plain"]
+        lab = f"{SHORT[c['draft']]} γ={c['gamma']}"
+        lines.append(
+            f"{row['workload'] + (' T=0' if row['temperature'] == 0 else ' T=1'):10s}"
+            f"{fmt_spread(p['decode_tokens_per_s']):15s}{lab:15s}×{c['predicted_speedup']:<10.2f}"
+            f"{fmt_interval(r['speedup_paired'])}"
+        )
+    return lines
+
+
+def best_real_q(res, workload, temperature=1.0, drafts=("ngram", "exit", "feature")):
+    """Among the drafts with a genuine q, the configuration with the best *predicted* speed-up
+    (chosen before the run, like :func:`chosen_rows`), with its measured row."""
+    pred = res["predictions"]["values"]
+    key = f"{workload}/T{temperature:g}"
+    cands = [r for r in runs(res, workload=workload, temperature=temperature) if r["draft"] in drafts]
+    if not cands:
+        return None
+    return max(cands, key=lambda r: pred[f"{key}/{r['draft']}/{r['gamma']}"]["tokens_per_s"])
+
+
+def sign_bias(res) -> tuple:
+    """(predictions below the measurement, all predictions) for tokens/s."""
+    errs = [e for _, e in prediction_errors(res)]
+    return sum(e < 0 for e in errs), len(errs)
+
+
+def noise_lines(res) -> list:
+    """Run-to-run noise from the stored spread: the single-step cost's range in the
+    micro-benchmark, and the median spread (sd of log) of the paired speed-ups across repeats.
+    Returns (lines, that spread)."""
+    v = res["micro"]["verify_ms"]["T1"][1]
+    pairs = [
+        r["speedup_paired"]["sd_log"]
+        for r in res["runs"]
+        if r["draft"] != "plain" and r["speedup_paired"]["n"] > 1
+    ]
+    med_sd = float(np.median(pairs)) if pairs else float("nan")
+    return [
+        f"one target step (T = 1) in the micro-benchmark: median {v['median']:.1f} ms, range "
+        f"{v['min']:.1f}–{v['max']:.1f} ms over {res['micro']['reps']} repeats",
+        f"paired speed-ups: median spread of log(ratio) across repeats {med_sd:.3f} "
+        f"(≈ ±{100 * med_sd:.0f}% per repeat)",
+    ], med_sd
+
+
+def break_even_lines(res, temperature=1.0) -> list:
+    """Per draft: the smallest break-even α over its γ (derived from the measured costs) against
+    the acceptance the timed runs reached (median over workloads of the per-run α)."""
+    be = res["break_even_alpha"][f"T{temperature:g}"]
+    lines = []
+    for name, by_g in be.items():
+        vals = {int(g): a for g, a in by_g.items()}
+        ok = {g: a for g, a in vals.items() if a is not None}
+        need = f"α ≥ {min(ok.values()):.2f} (γ = {min(ok, key=ok.get)})" if ok else "no α ≤ 1 pays"
+        got = [r["alpha"]["median"] for r in runs(res, temperature=temperature, draft=name)]
+        lines.append(
+            f"{DRAFTS[name]}: pays when {need}; measured α in the timed runs "
+            f"{min(got):.2f}–{max(got):.2f} over workloads and γ"
+        )
+    return lines
+
+
+def pay_points(res, temperature=1.0) -> list:
+    """(draft, γ, workload, cost of a round in decode steps, measured tokens per round): a
+    round pays when its tokens exceed its cost. Costs from the micro-benchmarks (notebook 05's
+    model), tokens per round from the timed runs."""
+    from .predict import CostModel
+
+    m = res["micro"]
+    t = f"T{temperature:g}"
+    vm = {T: c["median"] for T, c in m["verify_ms"][t].items()}
+    om = {g: c["median"] for g, c in m["overhead_ms"][t].items()}
+    out = []
+    for r in runs(res, temperature=temperature):
+        if r["draft"] == "plain":
+            continue
+        cm = CostModel(vm, {g: c["median"] for g, c in m["draft_ms"][r["draft"]].items()}, om)
+        out.append(
+            (
+                r["draft"],
+                r["gamma"],
+                r["workload"],
+                cm.round_ms(r["gamma"]) / cm.round_ms(0),
+                r["mean_k"]["median"],
+            )
+        )
+    return out
+
+
+def _stored_how(res, script) -> str:
+    m = res["machine"]
+    la = m.get("load_avg_start", [float("nan")])[0], (m.get("load_avg_end") or [float("nan")])[0]
+    return f"{m['cpu']}, {m['cores']} cores, 1 BLAS thread, {m['date_utc']}, load average {la[0]:.1f} → {la[1]:.1f}, {script}"
+
+
+def features_how(ft) -> str:
+    return _stored_how(ft, "benchmarks/feature_study.py")
+
+
+def feature_lines(ft) -> list:
+    """The feature draft's study: what it was fitted on, α per depth on the workloads' own
+    continuations (full head and the 4k shortlist), the shortlist's share of p, and the cost of a
+    draft step against a target step."""
+    c, a, cost = ft["chosen"], ft["alpha"]["chosen"], ft["cost"]
+    lines = [
+        f"fitted on {c['n']} positions (docstrings, calibration continuations, the model's own samples); "
+        f"inputs {c['inputs']} + {c['n_random']} random features, ridge {c['ridge']:g}"
+    ]
+    for w in WORKLOADS:
+        k = f"workload {w}"
+        full, sl = a[k]["full"]["T=1"], a[k]["top4096"]["T=1"]
+        mass = ft["shortlist_mass_of_p"][k]["top4096"]
+        lines.append(
+            f"{w}: α at T = 1 by depth 1–{len(full)}: full head "
+            + ", ".join(f"{x:.2f}" for x in full)
+            + "; 4k shortlist "
+            + ", ".join(f"{x:.2f}" for x in sl)
+            + f" (p's mass inside the shortlist {mass:.2f})"
+        )
+    lines.append(
+        f"one draft step: {cost['draft_step_top4096_ms']:.2f} ms with the 4k shortlist, "
+        f"{cost['draft_step_full_ms']:.1f} ms with the full head; one target step {cost['target_step_ms']:.1f} ms "
+        f"(medians of {cost['reps']})"
+    )
+    return lines
+
+
+def rounding_how(rd) -> str:
+    return _stored_how(rd, "benchmarks/bench_rounding.py")
+
+
+def rounding_lines(rd) -> list:
+    s = rd["summary"]
+    return [
+        f"{s['generations']} prompts × {rd['tokens_per_prompt']} greedy tokens: speculative (γ = {rd['gamma']}) identical "
+        f"to plain in {s['identical']} of {s['generations']}",
+        f"logits one position per call vs blocks of {rd['block']}, over {s['positions_compared']} positions: largest "
+        f"difference {s['max_abs_diff']:.1g} ({s['max_rel_diff']:.1g} of the row's largest |logit|), argmax flips "
+        f"{s['argmax_flips']}; closest call: a top-2 gap of {s['smallest_gap']:.1g}",
+    ]
+
+
+def goal_lines(pc) -> list:
+    """The pass-cost goals of the stored run (one BLAS thread): cost(8)/cost(1), cost(4)/cost(1)
+    of the weight products and of the whole pass, one row against the read floor, prefill."""
+    g = pc["goals"]
+    return [
+        f"verification cost, weight products: 4 positions {g['products_4_over_1']:.2f} steps, 8 positions "
+        f"{g['products_8_over_1']:.2f} (whole pass: {g['forward_4_over_1']:.2f}, {g['forward_8_over_1']:.2f}); "
+        f"one row {g['one_row_over_floor']:.2f}× the weight-read floor",
+    ]

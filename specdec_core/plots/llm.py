@@ -13,6 +13,7 @@ DRAFT_STYLE = {
     "lookup": (COLORS["accepted"], "o"),
     "ngram": (COLORS["target"], "s"),
     "exit": (COLORS["draft"], "^"),
+    "feature": (COLORS["residual"], "D"),
 }
 WORKLOAD_COLOR = {"copy": COLORS["accepted"], "code": COLORS["target"], "story": COLORS["draft"]}
 
@@ -181,4 +182,29 @@ def prediction_figure(res):
     axes[1].set(xlabel="prediction error (%)", ylabel="configurations", title="Error distribution")
     for a in axes:
         tag_kind(a, "measured", "lower right" if a is axes[0] else "upper right")
+    return fig
+
+
+def pay_figure(res):
+    """Which drafts pay: tokens per round (measured, median of repeats) against what a round
+    costs in plain decoding steps (from the micro-benchmarks), greedy and temperature 1, one
+    marker per draft, γ and workload. Above the diagonal a round emits more tokens than the plain
+    steps it costs: speculation pays."""
+    fig, axes = plt.subplots(1, 2, figsize=(7.8, 3.4), layout="constrained")
+    for ax, t in zip(axes, (0.0, 1.0)):
+        pts = report.pay_points(res, temperature=t)
+        top = max([c for *_, c, _k in pts] + [k for *_, k in pts] + [2.0]) * 1.08
+        ax.plot([0, top], [0, top], color=COLORS["ink"], lw=0.8, ls="--")
+        ax.text(top * 0.97, top * 0.9, "pays above", ha="right", va="top", fontsize=7)
+        for d, (col, mk) in DRAFT_STYLE.items():
+            sel = [(c, k) for dd, _g, _w, c, k in pts if dd == d]
+            if sel:
+                ax.scatter(*zip(*sel), color=col, marker=mk, s=18, label=report.DRAFTS[d], zorder=3)
+        ax.set_xlim(0.9, top)
+        ax.set_ylim(0.9, top)
+        ax.set_xlabel("cost of a round (plain decoding steps)")
+        ax.set_ylabel("tokens per round, E[K] (measured)")
+        ax.set_title("greedy" if t == 0 else "temperature 1", fontsize=9)
+    axes[0].legend(fontsize=7, loc="upper left")
+    tag_kind(axes[1], "measured", "lower right")
     return fig
