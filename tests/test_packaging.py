@@ -23,7 +23,9 @@ def test_every_results_file_a_notebook_names_is_in_the_package():
     for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
         for cell in json.loads(nb.read_text())["cells"]:
             if cell["cell_type"] == "code":
-                names |= set(re.findall(r"""load_benchmark\(["']([\w.-]+\.json)["']""", "".join(cell["source"])))
+                names |= set(
+                    re.findall(r"""load_benchmark\(["']([\w.-]+\.json)["']""", "".join(cell["source"]))
+                )
     assert names, "no notebook reads stored results?"
     missing = sorted(n for n in names if not (RESULTS / n).exists())
     assert not missing, f"notebooks read {missing}, missing from specdec_core/results"

@@ -77,30 +77,26 @@ def calibration_prompt(codec, name: str) -> list:
 
 
 def docstring_sequences(codec, seq_len: int = 256) -> dict:
-    """{module path: [token sequences]}: the docstrings (≥ 80 characters) of ``specdec_core``'s
-    own modules, packed into sequences of at most ``seq_len`` tokens — calibration text for the
-    feature draft that is never evaluated (it ships with the package, so a learner has it)."""
-    import ast
+    """{module path: [token sequences]}: calibration text for the feature draft that is never
+    evaluated — the docstrings (≥ 80 characters) of ``specdec_core``'s own modules, frozen in
+    ``llm/corpus.json`` (``tools/freeze_corpus.py``; it ships with the package), packed into
+    sequences of at most ``seq_len`` tokens."""
+    import json
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    corpus = json.loads((Path(__file__).resolve().parent / "corpus.json").read_text(encoding="utf-8"))
     out = {}
-    for f in sorted(root.rglob("*.py")):
-        tree = ast.parse(f.read_text(encoding="utf-8"))
+    for path, docs in corpus.items():
         seqs, cur = [], []
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
-                d = ast.get_docstring(node)
-                if not d or len(d) < 80:
-                    continue
-                ids = codec.encode(d + "\n\n")[:seq_len]
-                if len(cur) + len(ids) > seq_len and cur:
-                    seqs.append(cur)
-                    cur = []
-                cur = cur + ids
+        for d in docs:
+            ids = codec.encode(d + "\n\n")[:seq_len]
+            if len(cur) + len(ids) > seq_len and cur:
+                seqs.append(cur)
+                cur = []
+            cur = cur + ids
         if cur:
             seqs.append(cur)
-        out[f.relative_to(root.parent).as_posix()] = seqs
+        out[path] = seqs
     return out
 
 

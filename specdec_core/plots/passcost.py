@@ -40,9 +40,16 @@ def passcost_figure(products, forward, predicted, *, title=""):
     ):
         curve = {T: v[key] for T, v in predicted.items()}
         Ts, y = _steps(curve, curve[1])
-        ax.plot(Ts, y, style, lw=1.6, color=COLORS["target"] if key == "roofline_ms" else COLORS["draft"], label=label)
+        ax.plot(
+            Ts,
+            y,
+            style,
+            lw=1.6,
+            color=COLORS["target"] if key == "roofline_ms" else COLORS["draft"],
+            label=label,
+        )
     ax.set_xscale("log", base=2)
-    ticks = sorted(predicted)
+    ticks = [T for T in sorted(predicted) if T & (T - 1) == 0]  # powers of two
     ax.set_xticks(ticks, [str(T) for T in ticks])
     ax.minorticks_off()
     ax.set_xlabel("positions scored in one call, T (log scale)")
