@@ -276,7 +276,25 @@ ROOFLINE_QUESTION = Question(
     "them. That is why serving engines lower γ, or switch speculation off, under load.",
 )
 
-ALL_QUESTIONS = ALL_QUESTIONS + (LATENCY_QUESTION, ROOFLINE_QUESTION)
+PASS_COST_QUESTION = Question(
+    prompt="On one core of this CPU, with each weight read once per call, scoring 8 positions in one pass of the "
+    "capstone's model costs noticeably more than one single step, although the roofline puts a float32 pass near "
+    "or below the ridge for that many positions. What does the roofline's max(memory, compute) assume that this "
+    "program does not deliver?",
+    options=(
+        "That the weights are read once per position rather than once per pass",
+        "That the key-value cache is empty",
+        "That reading the weights and doing the arithmetic overlap; one core that streams a block and then "
+        "multiplies it pays roughly their sum",
+    ),
+    answer=2,
+    explanation="The roofline takes the larger of the two times, as if the arithmetic ran while the next bytes "
+    "arrived. A single thread that loads a block of weights and then multiplies it by the T inputs pays the two "
+    "one after the other, so each extra position adds its arithmetic to the read: the no-overlap prediction "
+    "(memory + compute) follows the measured curve, the max is a bound.",
+)
+
+ALL_QUESTIONS = ALL_QUESTIONS + (LATENCY_QUESTION, PASS_COST_QUESTION, ROOFLINE_QUESTION)
 
 # ---------------------------------------------------------------- 08 · multiple candidates and trees
 
