@@ -1,0 +1,233 @@
+"""Processors that depend on the prefix: repetition penalty and a grammar, applied the right way
+(per speculative position, with *that* position's prefix) and the classic wrong way (with the
+verified prefix only) — notebook 07.
+
+A *processor* maps (prefix, row) to a new row over the same vocabulary: unlike temperature or
+top-k (``transforms``), its output depends on the text so far. Inside a round, position i of the
+draft and of the target must be processed with the speculative prefix ``verified + x₁ … x_{i−1}``:
+that is what plain sampling from the processed target would see. Wrapping both models with
+:func:`processed` does exactly that, because the samplers call ``model(prefix + x₁ … x_{i−1})``.
+
+The classic bug processes every position of a round with the *verified* prefix only (the
+penalty or grammar state frozen at the round's start): :class:`StaleProcessed` reproduces it
+through the ``score``/``propose`` fast paths, which receive the verified prefix. The draft stays
+honest (it reports the rows it sampled from), so the only fault is the stale prefix.
+
+:func:`speculative_sequence_law` gives the exact law of what ``speculative_generate`` outputs for
+such models, so the bias is an exact total variation, not only a failed test.
+
+Pure layer: numpy and fractions.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from .distributions import (
+    check_distribution,
+    check_gamma,
+    check_int,
+    check_model_rows,
+    check_positive,
+    inverse_cdf,
+)
+
+
+def _normalized(w, exact):
+    total = sum(w, Fraction(0)) if exact else float(np.sum(w))
+    if total <= 0:
+        raise ValueError("the processed row has no probability mass left")
+    return np.array([v / total for v in w], dtype=object) if exact else np.asarray(w) / total
+
+
+class RepetitionPenalty:
+    """Divide the probability of every token already in the prefix by ``penalty`` (> 0; above 1
+    discourages repeats), then renormalize: the probability-space form of the usual penalty."""
+
+    def __init__(self, penalty):
+        self.penalty = check_positive(penalty, "penalty")
+
+    def __call__(self, prefix, row):
+        exact = np.asarray(row).dtype == object
+        seen = set(prefix)
+        w = [v / self.penalty if t in seen else v for t, v in enumerate(row)]
+        return _normalized(w, exact)
+
+    def __repr__(self):
+        return f"RepetitionPenalty({self.penalty})"
+
+
+class Grammar:
+    """A tiny grammar as a finite automaton: ``transitions[(state, token)] -> state``; a token
+    without a transition from the current state is forbidden there. Processing zeroes the
+    forbidden tokens and renormalizes (a row left without mass raises ``ValueError``)."""
+
+    def __init__(self, start, transitions: dict, name: str = "grammar"):
+        if not isinstance(transitions, dict) or not transitions:
+            raise ValueError("transitions must be a non-empty dict {(state, token): state}")
+        self.start, self.transitions, self.name = start, dict(transitions), name
+
+    def state(self, prefix):
+        s = self.start
+        for t in prefix:
+            if (s, t) not in self.transitions:
+                return None  # the prefix already left the grammar
+            s = self.transitions[(s, t)]
+        return s
+
+    def allowed(self, prefix, vocab: int) -> tuple:
+        s = self.state(prefix)
+        return tuple(t for t in range(vocab) if (s, t) in self.transitions)
+
+    def __call__(self, prefix, row):
+        exact = np.asarray(row).dtype == object
+        ok = set(self.allowed(prefix, len(row)))
+        zero = Fraction(0) if exact else 0.0
+        return _normalized([v if t in ok else zero for t, v in enumerate(row)], exact)
+
+    def __repr__(self):
+        return f"Grammar({self.name!r})"
+
+
+def at_most_once(token: int, vocab: int) -> Grammar:
+    """The grammar "``token`` appears at most once" (state 0: not yet, state 1: seen)."""
+    token = check_int(token, "token", 0, vocab - 1)
+    tr = {}
+    for t in range(vocab):
+        tr[(0, t)] = 1 if t == token else 0
+        if t != token:
+            tr[(1, t)] = 1
+    return Grammar(0, tr, f"token {token} at most once")
+
+
+def process(row, prefix, processors):
+    """``row`` after each processor in turn, every one evaluated at ``prefix``."""
+    for f in processors:
+        row = f(tuple(prefix), row)
+    return row
+
+
+def _check_processors(processors):
+    if not processors or not all(callable(f) for f in processors):
+        raise ValueError("give at least one processor: a callable (prefix, row) -> row")
+    return tuple(processors)
+
+
+class ProcessedModel:
+    """``model`` with ``processors`` applied at every prefix it is asked about — the right way:
+    inside a round, position i is processed with its own speculative prefix."""
+
+    def __init__(self, model, processors, name=None):
+        self.model, self.processors = model, _check_processors(processors)
+        self.name = name or f"processed {getattr(model, 'name', 'model')}"
+        self.vocab_size = getattr(model, "vocab_size", None)
+
+    def __call__(self, prefix):
+        row = check_model_rows(self.model(tuple(prefix)), self.name)
+        return np.asarray(process(row, prefix, self.processors), dtype=np.float64)
+
+    def exact(self, prefix):
+        return process(self.model.exact(tuple(prefix)), prefix, self.processors)
+
+    def round_row(self, start, continuation):
+        """The exact row used at position ``continuation`` of a round that started at ``start``."""
+        return self.exact(tuple(start) + tuple(continuation))
+
+
+def processed(model, *processors) -> ProcessedModel:
+    """Wrap ``model`` so every row is processed with the prefix it was asked for (the right way)."""
+    return ProcessedModel(model, processors)
+
+
+class StaleProcessed:
+    """The classic bug: every position of a round processed with the round's *verified* prefix
+    only. Use it as the target (``score``) and/or the draft (``propose``; it samples from the
+    stale rows it reports, so it is honest about q — only the prefix given to the processors is
+    wrong)."""
+
+    def __init__(self, model, processors, name=None):
+        self.model, self.processors = model, _check_processors(processors)
+        self.name = name or f"stale-processed {getattr(model, 'name', 'model')}"
+        self.vocab_size = getattr(model, "vocab_size", None)
+
+    def round_row(self, start, continuation):
+        raw = self.model.exact(tuple(start) + tuple(continuation))
+        return process(raw, start, self.processors)
+
+    def _row(self, start, continuation):
+        raw = check_model_rows(self.model(tuple(start) + tuple(continuation)), self.name)
+        return np.asarray(process(raw, start, self.processors), dtype=np.float64)
+
+    def score(self, prefix, continuation):
+        c = tuple(continuation)
+        return np.stack([self._row(prefix, c[:i]) for i in range(len(c) + 1)])
+
+    def propose(self, prefix, gamma, rng):
+        toks, rows = [], []
+        for _ in range(gamma):
+            row = self._row(prefix, toks)
+            toks.append(inverse_cdf(row, rng.random()))
+            rows.append(row)
+        return tuple(toks), np.stack(rows) if rows else np.zeros((0, self.vocab_size or 0))
+
+
+def _round_row(model, start, continuation, name):
+    if hasattr(model, "round_row"):
+        row = model.round_row(start, continuation)
+    elif hasattr(model, "exact"):
+        row = model.exact(tuple(start) + tuple(continuation))
+    else:
+        raise ValueError(f"{name} must offer exact rows (exact or round_row), e.g. toy_target()")
+    return list(check_distribution(row, f"{name} row", exact=True))
+
+
+def round_output_law(target, draft, start, gamma) -> dict:
+    """Exact law of what one round from ``start`` produces ({tokens: probability}), with rows
+    that may depend on the round's start (``round_row``) — the strict rule, unnormalized
+    residual mass 1 − α at a rejection."""
+    g = check_gamma(gamma)
+    law: dict = {}
+
+    def add(seq, prob):
+        law[seq] = law.get(seq, Fraction(0)) + prob
+
+    def rec(acc, prob):
+        p = _round_row(target, start, acc, "target")
+        if len(acc) == g:
+            for y, py in enumerate(p):
+                if py:
+                    add(acc + (y,), prob * py)
+            return
+        q = _round_row(draft, start, acc, "draft")
+        for y, (py, qy) in enumerate(zip(p, q)):
+            if py > qy:  # correction mass max(p − q, 0), already unnormalized by 1 − α
+                add(acc + (y,), prob * (py - qy))
+        for x, (px, qx) in enumerate(zip(p, q)):
+            if min(px, qx):
+                rec(acc + (x,), prob * min(px, qx))
+
+    rec((), Fraction(1))
+    return law
+
+
+def speculative_sequence_law(target, draft, prefix=(), length=3, gamma=2) -> dict:
+    """Exact law of ``speculative_generate(target, draft, prefix, gamma=γ, max_new_tokens=length)``
+    ({tokens: Fraction}): rounds with γ_eff = min(γ, remaining − 1), as the sampler runs them,
+    for exact models whose rows may depend on the round's start (:class:`StaleProcessed`)."""
+    length = check_int(length, "length", 0, 8)
+    g = check_gamma(gamma)
+    law: dict = {}
+
+    def rec(out, prob):
+        if len(out) >= length:
+            law[out] = law.get(out, Fraction(0)) + prob
+            return
+        for seq, pr in round_output_law(
+            target, draft, tuple(prefix) + out, min(g, length - len(out) - 1)
+        ).items():
+            rec(out + seq, prob * pr)
+
+    rec((), Fraction(1))
+    return law
