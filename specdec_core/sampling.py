@@ -91,7 +91,9 @@ class RoundRecord:
     when all were accepted; ``emitted``: the tokens this round adds to the output (accepted
     prefix + correction or bonus, cut after a stop token); ``kind``: "correction" or "bonus".
     ``p_rows``/``q_rows``: the full distributions (γ+1 target rows, γ draft rows) when
-    recording was asked for.
+    recording was asked for. ``gamma_chosen``: the γ planned for this round (the fixed γ or
+    what the γ policy chose, before the last round's cap and any confidence stop); ``gamma`` is
+    how many proposals were actually drafted.
 
     **Stop tokens.** ``produced`` is what verification made (accepted prefix + correction or
     bonus, K = accepted + 1 tokens); ``stop_at`` is the index in ``produced`` of the first stop
@@ -114,6 +116,7 @@ class RoundRecord:
     stop_at: int | None = None
     produced: tuple | None = None
     vocab_size: int | None = field(default=None, compare=False, repr=False)
+    gamma_chosen: int | None = field(default=None, compare=False)
 
     def __post_init__(self):
         if self.produced is None:
@@ -279,12 +282,14 @@ def target_rows(target, prefix: tuple, continuation: tuple, vocab: int | None = 
 
 
 def draft_proposals(
-    draft, prefix: tuple, gamma: int, rng, vocab: int | None = None
+    draft, prefix: tuple, gamma: int, rng, vocab: int | None = None, keep=None
 ) -> tuple[tuple, np.ndarray]:
     """Up to γ proposals drawn from the draft, and the (len, V) rows they were drawn from.
 
     ``.propose`` output is validated: integer token ids in [0, V), one distribution row per
-    token, at most γ of them."""
+    token, at most γ of them. ``keep(q_row, token) -> bool`` (a γ policy's stop rule on the
+    draft's confidence): drafting stops after the first token for which it is False (that token
+    stays a proposal); it sees only the draft's rows and draws."""
     if gamma == 0:
         return (), np.zeros((0, vocab or 0))
     if hasattr(draft, "propose"):
@@ -302,6 +307,9 @@ def draft_proposals(
         rows = check_model_rows(rows, "draft.propose rows", n_rows=len(toks), vocab=vocab)
         # token ids are checked against the rows' own vocabulary too
         check_token_ids(toks, "draft.propose tokens", rows.shape[1])
+        if keep is not None:
+            cut = next((i + 1 for i, x in enumerate(toks) if not keep(rows[i], x)), len(toks))
+            toks, rows = toks[:cut], rows[:cut]
         return toks, rows
     toks, rows = [], []
     ctx = prefix
@@ -312,6 +320,8 @@ def draft_proposals(
         toks.append(x)
         rows.append(q)
         ctx = ctx + (x,)
+        if keep is not None and not keep(q, x):
+            break
     return tuple(toks), np.stack(rows)
 
 
@@ -359,10 +369,25 @@ def speculative_round(
     )
 
 
-def _round(target, draft, prefix, gamma, rng, correction, record_distributions, stops, vocab, prefix_checked):
+def _round(
+    target,
+    draft,
+    prefix,
+    gamma,
+    rng,
+    correction,
+    record_distributions,
+    stops,
+    vocab,
+    prefix_checked,
+    keep=None,
+    gamma_chosen=None,
+):
     """speculative_round on validated arguments (speculative_generate calls it directly, so a
-    long prefix is not re-validated every round)."""
-    xs, q_rows = draft_proposals(draft, prefix, gamma, rng, vocab)
+    long prefix is not re-validated every round). ``keep``: a γ policy's stop rule on the draft's
+    confidence; ``gamma_chosen``: the γ the policy planned (recorded)."""
+    planned = gamma if gamma_chosen is None else gamma_chosen
+    xs, q_rows = draft_proposals(draft, prefix, gamma, rng, vocab, keep)
     # A draft may offer fewer proposals (prompt lookup without a full match). The law is
     # kept because how many it offers depends only on the prefix, never on the target.
     gamma = len(xs)
@@ -411,6 +436,7 @@ def _round(target, draft, prefix, gamma, rng, correction, record_distributions, 
         stop_at=stop_at,
         produced=produced,
         vocab_size=V,
+        gamma_chosen=planned,
     )
 
 
@@ -434,15 +460,22 @@ def speculative_generate(
 
     The last round drafts only as many proposals as still fit (γ_eff = min(γ, remaining − 1)),
     so nothing is truncated and every emitted token keeps the target's law.
+    ``gamma``: a fixed γ (int) or a γ policy (:mod:`specdec_core.policies`: ``next_gamma(records)``
+    asked before each round with this generation's records so far, optional
+    ``keep_drafting(q_row, token)`` stop rule on the draft's confidence); each record keeps the
+    planned γ in ``gamma_chosen``.
     ``stop``: a collection of token ids (e.g. ``{eos}``). When a round emits one — as an
     accepted proposal, a correction or a bonus — the output ends with it: later tokens of that
     round are discarded (``RoundRecord.after_stop``) and no further round runs. The output then
     has the target's law of sequences stopped at the first stop token.
     ``correction`` other than "residual" is a deliberately *wrong* variant for teaching and tests.
     """
+    from .policies import as_policy
+
     vocab = check_models(target, draft)
     prefix = check_prefix(prefix, vocab)
-    gamma = check_gamma(gamma)
+    policy = as_policy(gamma)
+    keep = getattr(policy, "keep_drafting", None)
     n = check_int(max_new_tokens, "max_new_tokens", 0)
     rng = check_rng(rng)
     check_rule(correction, "correction")
@@ -453,7 +486,8 @@ def speculative_generate(
     out: list[int] = []
     records = []
     while len(out) < n:
-        g = min(gamma, n - len(out) - 1)
+        planned = check_gamma(policy.next_gamma(records), "the γ policy's next_gamma")
+        g = min(planned, n - len(out) - 1)
         rec = _round(
             target,
             draft,
@@ -465,6 +499,8 @@ def speculative_generate(
             stops,
             vocab,
             prefix_checked=vocab is not None,
+            keep=keep,
+            gamma_chosen=planned,
         )
         if vocab is None:  # every later row must have the size this round's rows had
             vocab = rec.vocab_size

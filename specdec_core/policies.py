@@ -1,0 +1,165 @@
+"""γ policies: how many proposals to draft in each round (notebook 04 §7).
+
+``speculative_generate(target, draft, prefix, gamma=policy, ...)`` takes either a fixed γ (an int)
+or a *policy*: an object with ``next_gamma(records) -> int``, asked before every round with the
+:class:`~specdec_core.sampling.RoundRecord` s of the rounds already run in this generation, and
+optionally ``keep_drafting(q_row, token) -> bool``, asked after each drafted token with the row it
+was drawn from (drafting stops after the first token for which it says False).
+
+**Why this keeps the target's law.** Inside a round the sampler is exact for *any* γ fixed before
+the round's verdicts: strict verification emits the target's law token by token whatever γ is.
+So γ may depend on the verified prefix, on everything earlier rounds did (their proposals,
+verdicts, uniforms), and on the draft's own draws in this round (a stop rule on the draft's
+confidence decides after seeing only q and the drafted tokens). What γ must not depend on is this
+round's verdicts: :func:`peeking_round_law` is the exact counterexample of a rule that peeks.
+
+* :class:`FixedGamma` — the constant policy (what an int means);
+* :class:`GrowShrink` — after a round where every proposal was accepted draft ``grow`` more next
+  time, else ``shrink`` fewer (Hugging Face's "heuristic" schedule for assisted generation);
+* :class:`ConfidenceStop` — up to ``max_gamma`` proposals, stop after a drafted token whose draft
+  probability q(x) is below ``threshold`` (dynamic speculation on the draft's own confidence).
+
+Every policy here is stateless: γ is recomputed from the records, so a replay of the records
+(``replay.py``) shows the same γ's, and each record keeps the γ it was planned with
+(``RoundRecord.gamma_chosen``).
+
+Pure layer: numpy and fractions.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .distributions import check_gamma, check_int, check_probability
+
+
+class FixedGamma:
+    """γ proposals every round."""
+
+    def __init__(self, gamma: int):
+        self.gamma = check_gamma(gamma)
+
+    def next_gamma(self, records) -> int:
+        return self.gamma
+
+    def __repr__(self):
+        return f"FixedGamma({self.gamma})"
+
+
+class GrowShrink:
+    """Start at ``start``; after a round in which all its planned proposals were accepted, plan
+    ``grow`` more; after a rejection, ``shrink`` fewer; always within [``low``, ``high``]. Reads
+    only past rounds' records."""
+
+    def __init__(self, start: int = 5, grow: int = 2, shrink: int = 1, low: int = 1, high: int = 10):
+        self.low = check_int(low, "low", 0)
+        self.high = check_int(high, "high", self.low)
+        self.start = check_int(start, "start", self.low, self.high)
+        self.grow = check_int(grow, "grow", 0)
+        self.shrink = check_int(shrink, "shrink", 0)
+
+    def next_gamma(self, records) -> int:
+        if not records:
+            return self.start
+        last = records[-1]
+        planned = last.gamma_chosen if last.gamma_chosen is not None else last.gamma
+        full = last.stop is None and last.gamma == planned
+        g = planned + self.grow if full else planned - self.shrink
+        return max(self.low, min(self.high, g))
+
+    def __repr__(self):
+        return f"GrowShrink(start={self.start}, grow={self.grow}, shrink={self.shrink}, low={self.low}, high={self.high})"
+
+
+class ConfidenceStop:
+    """Plan ``max_gamma`` proposals, but stop drafting after a token x whose draft probability
+    q(x) is below ``threshold``: the draft's own confidence, never the target's."""
+
+    def __init__(self, max_gamma: int = 6, threshold=0.4):
+        self.max_gamma = check_gamma(max_gamma, "max_gamma")
+        self.threshold = check_probability(threshold, "threshold", scalar=True)
+
+    def next_gamma(self, records) -> int:
+        return self.max_gamma
+
+    def keep_drafting(self, q_row, token) -> bool:
+        return q_row[token] >= self.threshold
+
+    def __repr__(self):
+        return f"ConfidenceStop(max_gamma={self.max_gamma}, threshold={self.threshold})"
+
+
+def as_policy(gamma):
+    """``gamma``: a non-negative int (→ :class:`FixedGamma`) or a policy offering a callable
+    ``next_gamma(records)`` (and optionally ``keep_drafting(q_row, token)``)."""
+    if callable(getattr(gamma, "next_gamma", None)):
+        keep = getattr(gamma, "keep_drafting", None)
+        if keep is not None and not callable(keep):
+            raise ValueError("gamma policy: keep_drafting must be callable (q_row, token) -> bool")
+        return gamma
+    if hasattr(gamma, "__dict__") and not isinstance(gamma, int):
+        raise ValueError(
+            f"gamma must be a non-negative integer or a policy with next_gamma(records), got {type(gamma).__name__}"
+        )
+    return FixedGamma(check_gamma(gamma))
+
+
+def peeking_round_law(target, draft, start, gamma) -> dict:
+    """The exact law of one round of a rule that *peeks at the target's verdict*: run the round
+    with γ proposals, but when the first proposal is rejected, throw the round away and draw one
+    token from p instead (γ = 0: "fall back to plain sampling when the draft was wrong").
+    {tokens: Fraction}. Its first token has law min(p, q) + (1 − α) p ≠ p whenever α < 1."""
+    from .processors import round_output_law
+    from .verify import acceptance_probability
+
+    g = check_gamma(gamma)
+    law = round_output_law(target, draft, start, g)
+    if g == 0:
+        return law
+    p = list(target.exact(tuple(start)))
+    alpha = Fraction(acceptance_probability(p, list(draft.exact(tuple(start)))))
+    out = {k: v for k, v in law.items() if len(k) > 1}  # rounds whose first proposal passed
+    for y, py in enumerate(p):
+        if py:
+            out[(y,)] = out.get((y,), Fraction(0)) + (1 - alpha) * py
+    return out
+
+
+def peeking_sequence_law(target, draft, prefix=(), length=3, gamma=2) -> dict:
+    """Exact law of ``length`` tokens from rounds of :func:`peeking_round_law` (γ_eff = min(γ,
+    remaining − 1), as ``speculative_generate`` runs them)."""
+    length = check_int(length, "length", 0, 8)
+    g = check_gamma(gamma)
+    law: dict = {}
+
+    def rec(out, prob):
+        if len(out) >= length:
+            law[out] = law.get(out, Fraction(0)) + prob
+            return
+        for seq, pr in peeking_round_law(
+            target, draft, tuple(prefix) + out, min(g, length - len(out) - 1)
+        ).items():
+            rec(out + seq, prob * pr)
+
+    rec((), Fraction(1))
+    return law
+
+
+def peeking_generate(target, draft, prefix, *, gamma, max_new_tokens, rng) -> tuple:
+    """A deliberately *wrong* sampler for teaching and tests: rounds of γ proposals, but a round
+    whose first proposal is rejected is replaced by one plain draw from p (the round's γ chosen
+    after seeing the target's verdict). Returns the tokens. Its law: :func:`peeking_sequence_law`."""
+    from .distributions import inverse_cdf
+    from .sampling import speculative_round
+
+    out: list = []
+    n = check_int(max_new_tokens, "max_new_tokens", 0)
+    g = check_gamma(gamma)
+    while len(out) < n:
+        ctx = tuple(prefix) + tuple(out)
+        rec = speculative_round(target, draft, ctx, gamma=min(g, n - len(out) - 1), rng=rng)
+        if rec.gamma and rec.stop == 0:  # peeked: the first proposal was rejected
+            out.append(inverse_cdf(target(ctx), rng.random()))
+        else:
+            out.extend(rec.emitted)
+    return tuple(out[:n])
