@@ -9,9 +9,22 @@ from fractions import Fraction
 
 import numpy as np
 
+#: The most decimal places :func:`fmt` and :func:`fmt_decimal` print.
+MAX_DIGITS = 50
+
+
+def check_digits(digits) -> int:
+    """The number of decimal places: an integer in 0..MAX_DIGITS (not a bool, a float or a
+    string, which Python's format spec would refuse with an error that names no argument)."""
+    from .distributions import check_int
+
+    return check_int(digits, "digits", 0, MAX_DIGITS, f"an integer in 0..{MAX_DIGITS}")
+
 
 def fmt(x, digits: int = 4) -> str:
-    """A scalar or vector as text: Fractions as ``3/5``, floats rounded to ``digits`` places."""
+    """A scalar or vector as text: Fractions as ``3/5``, floats rounded to ``digits`` places
+    (an integer in 0..MAX_DIGITS)."""
+    digits = check_digits(digits)
     if isinstance(x, (list, tuple, np.ndarray)):
         return "[" + ", ".join(fmt(v, digits) for v in (x.flat if isinstance(x, np.ndarray) else x)) + "]"
     if isinstance(x, Fraction):
@@ -27,7 +40,9 @@ def fmt(x, digits: int = 4) -> str:
 
 
 def fmt_decimal(x, digits: int = 2) -> str:
-    """An exact or float value shown as a rounded decimal, e.g. 1960/9 → ``217.78``."""
+    """An exact or float value shown as a rounded decimal, e.g. 1960/9 → ``217.78`` (``digits``:
+    an integer in 0..MAX_DIGITS)."""
+    digits = check_digits(digits)
     if isinstance(x, (list, tuple, np.ndarray)):
         return "[" + ", ".join(fmt_decimal(v, digits) for v in x) + "]"
     return f"{float(x):.{digits}f}"

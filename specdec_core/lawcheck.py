@@ -1,8 +1,17 @@
 """Does a sampler keep the target's law? Chi-square goodness of fit against an exact law.
 
-Cells whose expected count is below ``min_expected`` are pooled into one cell, so the
-chi-square approximation holds. The test *rejects* when the p-value is below the stated
-threshold (default 0.001). With fixed seeds the outcome is deterministic.
+Outcomes are sorted by decreasing probability. Each outcome expected at least ``min_expected``
+times is its own cell; the others (the *tail*) are pooled so the chi-square approximation holds,
+but into several groups, not one: consecutive tail outcomes are gathered until a group is
+expected at least ``min_expected`` times, and a short last group joins the one before it
+(:func:`pooled_groups`). A single pooled cell would hide a concentration inside the tail (300
+draws of one outcome the law expects 3 times, among 100 such outcomes, would vanish into a tail
+cell that is exactly on target); groups keep it visible while every group is still expected
+``min_expected`` times or more. Only when the whole tail is expected fewer than
+2 × ``min_expected`` times is it one cell (then possibly expected fewer than ``min_expected``
+times, as before). Outcomes of probability 0 are no cell: observing one is impossible under the
+law (infinite statistic). The test *rejects* when the p-value is below the stated threshold
+(default 0.001). With fixed seeds the outcome is deterministic.
 """
 
 from __future__ import annotations
@@ -73,12 +82,46 @@ def check_test_options(threshold, min_expected) -> None:
         raise ValueError(f"min_expected must be a positive, finite number, got {min_expected!r}")
 
 
+def pooled_groups(expected, min_expected: float = 5.0) -> list:
+    """The test's cells: a list of index lists into ``expected`` (expected counts, sorted in
+    decreasing order, all > 0). Each index whose expected count is at least ``min_expected`` is
+    a cell of its own; the rest (the tail, in order) are gathered into consecutive groups, each
+    closed as soon as its expected count reaches ``min_expected``; a last group that falls short
+    joins the group before it (or, when the whole tail is short, stays one cell). Shared by
+    :func:`chi_square_gof` and the power calculations so that they use the same cells."""
+    expected = np.asarray(expected, dtype=np.float64)
+    big = expected >= min_expected
+    cells = [[int(i)] for i in np.flatnonzero(big)]
+    groups, current, mass = [], [], 0.0
+    for i in np.flatnonzero(~big):
+        current.append(int(i))
+        mass += float(expected[i])
+        if mass >= min_expected:
+            groups.append(current)
+            current, mass = [], 0.0
+    if current:
+        if groups:
+            groups[-1].extend(current)
+        else:
+            groups.append(current)
+    return cells + groups
+
+
+def pool(values, groups) -> np.ndarray:
+    """Sum of ``values`` (an array) over each group of :func:`pooled_groups`."""
+    values = np.asarray(values, dtype=np.float64)
+    return np.array([values[g].sum() for g in groups])
+
+
 def chi_square_gof(
     samples, law: dict, *, min_expected: float = 5.0, threshold: float = DEFAULT_THRESHOLD
 ) -> GofResult:
     """Chi-square test of observed outcomes (an iterable of hashable outcomes, or a Counter)
     against ``law`` ({outcome: probability}). Outcomes outside the law's support make the
-    statistic infinite (p-value 0): the sampler produced something impossible."""
+    statistic infinite (p-value 0): the sampler produced something impossible, and so do
+    outcomes of probability 0. The cells are those of :func:`pooled_groups` (see the module
+    docstring: the tail of rare outcomes is pooled into several groups, each expected at least
+    ``min_expected`` times). Raises ValueError ("no test") when fewer than two cells remain."""
     from scipy.stats import chi2
 
     law = check_law(law)
@@ -94,28 +137,24 @@ def chi_square_gof(
     if n == 0:
         raise ValueError("samples is empty")
     check_test_options(threshold, min_expected)
-    outside = sum(c for k, c in counts.items() if k not in law)
+    outside = sum(c for k, c in counts.items() if k not in law or law[k] == 0)
     if outside:
         return GofResult(float("inf"), max(len(law) - 1, 1), 0.0, n, len(law), threshold)
-    keys = sorted(law, key=lambda k: float(law[k]), reverse=True)
+    keys = sorted((k for k in law if law[k] > 0), key=lambda k: float(law[k]), reverse=True)
     probs = np.array([float(law[k]) for k in keys])
     obs = np.array([counts.get(k, 0) for k in keys], dtype=np.float64)
     exp = probs * n
-    big = exp >= min_expected
-    o = list(obs[big])
-    e = list(exp[big])
-    if (~big).any():
-        o.append(obs[~big].sum())
-        e.append(exp[~big].sum())
-    if len(o) < 2:
+    groups = pooled_groups(exp, min_expected)
+    if len(groups) < 2:
         # one cell (every outcome pooled, or a one-outcome law) has 0 degrees of freedom: its
         # statistic is 0 whatever the samples are, so there is nothing to test
+        big = int((exp >= min_expected).sum())
         raise ValueError(
-            f"no test: with n = {n} samples {'only one cell has' if big.sum() else 'no cell has'} an "
+            f"no test: with n = {n} samples {'only one cell has' if big else 'no cell has'} an "
             f"expected count of at least min_expected = {min_expected:g}, so every outcome pools into "
             "one cell (0 degrees of freedom); draw more samples or lower min_expected"
         )
-    o, e = np.array(o), np.array(e)
+    o, e = pool(obs, groups), pool(exp, groups)
     stat = float(((o - e) ** 2 / e).sum())
     dof = len(o) - 1
     return GofResult(stat, dof, float(chi2.sf(stat, dof)), n, len(o), threshold)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .distributions import check_int, check_pair
-from .lawcheck import DEFAULT_THRESHOLD, check_law, check_test_options, chi_square_gof
+from .lawcheck import DEFAULT_THRESHOLD, check_law, check_test_options, chi_square_gof, pool, pooled_groups
 from .simulate import SAMPLEABLE_RULES, simulate_position
 from .verify import output_distribution_with
 
@@ -50,7 +50,8 @@ def chi_square_power(
     samples rejects ``law`` ({outcome: probability}) when the samples really follow
     ``alternative``: P(noncentral χ²(cells − 1, λ) > critical value), λ = n Σ (a − l)²/l over
     the same cells as the test (outcomes sorted by probability, those expected fewer than
-    ``min_expected`` times pooled into one cell). 1.0 when the alternative puts mass outside the
+    ``min_expected`` times pooled into consecutive groups by
+    :func:`specdec_core.lawcheck.pooled_groups`). 1.0 when the alternative puts mass outside the
     law's support (the statistic is then infinite as soon as such an outcome appears); 0.0 when
     the test has a single cell (it can never reject); the test's size ``threshold`` when the
     alternative equals the law on every cell."""
@@ -65,14 +66,10 @@ def chi_square_power(
     keys = sorted(law, key=lambda x: float(law[x]), reverse=True)
     p0 = np.array([float(law[x]) for x in keys])
     p1 = np.array([float(alternative.get(x, 0)) for x in keys])
-    big = p0 * n >= min_expected
-    c0, c1 = list(p0[big]), list(p1[big])
-    if (~big).any():
-        c0.append(p0[~big].sum())
-        c1.append(p1[~big].sum())
-    if len(c0) < 2:
+    groups = pooled_groups(p0 * n, min_expected)
+    if len(groups) < 2:
         return 0.0
-    c0, c1 = np.array(c0), np.array(c1)
+    c0, c1 = pool(p0, groups), pool(p1, groups)
     lam = float(n * ((c1 - c0) ** 2 / c0).sum())
     critical = chi2.isf(threshold, len(c0) - 1)
     return float(ncx2.sf(critical, len(c0) - 1, lam)) if lam > 0 else float(threshold)

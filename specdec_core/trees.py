@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
+from math import comb
 
 import numpy as np
 
@@ -41,6 +42,7 @@ from .distributions import (
     draw,
 )
 from .multidraft import (
+    MAX_ENUMERATION,
     TYPICAL_DELTA,
     TYPICAL_EPSILON,
     check_replacement,
@@ -462,12 +464,102 @@ def _check_length(target, prefix, length, exact):
 
 @dataclass(frozen=True)
 class TreeRoundStats:
-    """E[accepted tree tokens], E[emitted tokens] = that + 1, and the positions one pass scores."""
+    """E[accepted tree tokens], E[emitted tokens] = that + 1, and the positions one pass scores.
+
+    ``positions`` counts what the pass really scores: 1 + the expected number of nodes the draft
+    fills (:func:`expected_drafted_nodes`). With replacement that is every node (``nodes`` + 1,
+    an int); without replacement a node offers at most as many children as the draft's row has
+    tokens, so :func:`draft_tree` drops the rest with their subtrees and ``positions`` can be
+    smaller (exact or float, like the other expectations). ``nodes`` is the tree's shape."""
 
     expected_accepted: object
     expected_emitted: object
-    positions: int
+    positions: object
     nodes: int
+
+
+def _slot_laws(q, m, exact):
+    """The law of each of the first ``m`` draws without replacement from q (draw i from q with
+    the earlier draws removed, renormalized): a list of m dicts {token: probability}. The states
+    are the sets already drawn (their probability summed over orders)."""
+    zero, one = (Fraction(0), Fraction(1)) if exact else (0.0, 1.0)
+    support = [x for x, v in enumerate(q) if v > 0]
+    states, laws = {frozenset(): one}, []
+    for _ in range(m):
+        law, nxt = defaultdict(lambda: zero), defaultdict(lambda: zero)
+        for drawn, pr in states.items():
+            left = one - sum((q[y] for y in drawn), zero)
+            for x in support:
+                if x not in drawn:
+                    w = pr * q[x] / left
+                    law[x] += w
+                    nxt[drawn | {x}] += w
+        laws.append(dict(law))
+        states = nxt
+    return laws
+
+
+def expected_drafted_nodes(draft, prefix, tree: TokenTree, *, replacement=True, exact=True, key=None):
+    """Expected number of nodes :func:`draft_tree` fills in ``tree``: all of them with
+    replacement; without replacement a node at context c offers only its first
+    min(children, support of the draft's row at c) children, so the count depends on the tokens
+    drawn above (exact Fractions by default, float64 with ``exact=False``)."""
+    if not isinstance(tree, TokenTree):
+        raise ValueError(f"tree must be a TokenTree, got {type(tree).__name__}")
+    check_model(draft, "draft")
+    replacement = check_replacement(replacement)
+    prefix = _check_models_prefix(draft, draft, prefix, key)
+    return _expected_drafted(draft, prefix, tree, replacement, check_bool(exact, "exact"), key or tuple)
+
+
+def _expected_drafted(draft, prefix, tree, replacement, exact, key):
+    if replacement:
+        return tree.n_nodes
+    zero = Fraction(0) if exact else 0.0
+    memo, slots = {}, {}
+
+    def slot_laws(u, ctx):  # [(child, {token: probability}), ...] for the children u offers
+        sk = (u, key(ctx))
+        if sk not in slots:
+            q = _row(draft, ctx, exact, "draft")
+            kids = _offered(tree.children(u), q, False)
+            s = sum(1 for v in q if v > 0)  # states: the sets drawn before each child
+            check_size(
+                sum(comb(s, j) for j in range(len(kids))) * len(q),
+                f"{len(kids)} children drawn without replacement over {len(q)} tokens",
+                MAX_ENUMERATION,
+                "table entries to enumerate",
+            )
+            slots[sk] = list(zip(kids, _slot_laws(q, len(kids), exact)))
+        return slots[sk]
+
+    stack = [(-1, tuple(prefix))]  # an explicit stack: a deep tree is no RecursionError
+    while stack:
+        u, ctx = stack[-1]
+        mk = (u, key(ctx))
+        if mk in memo:
+            stack.pop()
+            continue
+        todo = [
+            (kid, ctx + (x,))
+            for kid, law in slot_laws(u, ctx)
+            for x in law
+            if tree.children(kid) and (kid, key(ctx + (x,))) not in memo
+        ]
+        if todo:
+            stack.extend(todo)
+            continue
+        memo[mk] = sum(
+            (
+                pr * (1 + (memo[(kid, key(ctx + (x,)))] if tree.children(kid) else 0))
+                for kid, law in slot_laws(u, ctx)
+                for x, pr in law.items()
+            ),
+            zero,
+        )
+        stack.pop()
+    out = memo[(-1, key(tuple(prefix)))]
+    return tree.n_nodes if out == tree.n_nodes else out
 
 
 def tree_round_stats(
@@ -483,8 +575,10 @@ def tree_round_stats(
     exact=True,
     key=None,
 ) -> TreeRoundStats:
-    """Expected accepted length of one round (exact by default) and its pass size: every node plus
-    the last emitted token's position (n + 1 positions)."""
+    """Expected accepted length of one round (exact by default) and its pass size: every node the
+    draft fills plus the last emitted token's position (n + 1 positions with replacement; fewer
+    on average without, when the draft's support is smaller than a node's children; see
+    :class:`TreeRoundStats`)."""
     _opts(rule, replacement, epsilon, delta, tree, exact)
     prefix = _check_models_prefix(target, draft, prefix, key)
     return _round_stats(target, draft, prefix, tree, rule, replacement, epsilon, delta, exact, key or tuple)
@@ -517,7 +611,8 @@ def _round_stats(target, draft, prefix, tree, rule, replacement, epsilon, delta,
         return memo[(u0, key(ctx0))]
 
     ea = accepted_length(-1, tuple(prefix))
-    return TreeRoundStats(ea, ea + 1, tree.n_nodes + 1, tree.n_nodes)
+    drafted = _expected_drafted(draft, prefix, tree, replacement, exact, key)
+    return TreeRoundStats(ea, ea + 1, drafted + 1, tree.n_nodes)
 
 
 # ------------------------------------------------------------------ the sampler
@@ -716,7 +811,8 @@ def tree_lab_numbers(family: str, nodes: int, quality: float, rule: str, replace
     draft (1 − quality)·toy draft + quality·target. float64 (derived), cached.
 
     Keys: ``law`` and ``target_law`` ({two tokens: probability}), ``tv``, ``expected_accepted``,
-    ``expected_emitted``, ``positions``, ``curve`` (E[accepted] for 1 … LAB_MAX_NODES nodes)."""
+    ``expected_emitted``, ``positions`` (what one pass scores: 1 + the expected number of nodes
+    drafted, see :class:`TreeRoundStats`), ``curve`` (E[accepted] for 1 … LAB_MAX_NODES nodes)."""
     if family not in TREE_FAMILIES:
         raise ValueError(f"family must be one of {TREE_FAMILIES}, got {family!r}")
     nodes = check_gamma(nodes, "nodes")
@@ -765,6 +861,13 @@ def _lab_curve(family, quality, rule, replacement):
     return _LAB_CACHE[ck]
 
 
+def _lab_positions(draft, tree, replacement):
+    """1 + E[nodes drafted], rounded to 9 places (4, not 3.9999999999999996, when the count is
+    sure) and an int when whole."""
+    pos = round(float(_expected_drafted(draft, (), tree, replacement, False, last_token_key)) + 1, 9)
+    return int(pos) if pos.is_integer() else pos
+
+
 def _lab_numbers(family, nodes, quality, rule, replacement):
     ck = ("numbers", family, nodes, quality, rule, replacement)
     if ck not in _LAB_CACHE:
@@ -787,7 +890,7 @@ def _lab_numbers(family, nodes, quality, rule, replacement):
             "tv": float(c.tv),
             "expected_accepted": curve[nodes - 1],
             "expected_emitted": curve[nodes - 1] + 1,
-            "positions": nodes + 1,
+            "positions": _lab_positions(draft, family_tree(family, nodes), replacement),
             "curve": curve,
         }
         if len(_LAB_CACHE) > 4000:

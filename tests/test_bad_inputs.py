@@ -1,6 +1,7 @@
 """Bad input gets a clear ValueError naming the argument and the fault. Documented as a table."""
 
 import warnings
+from collections import Counter
 from fractions import Fraction as F
 
 import numpy as np
@@ -375,7 +376,7 @@ class F32Model:
 
 ISSUE27 = [
     # ---- wrong-silent
-    ("W1 all cells pooled", lambda: sc.chi_square_gof([0] * 499, {i: 0.01 for i in range(100)}), "no test"),
+    ("W1 all cells pooled", lambda: sc.chi_square_gof([0] * 9, {i: 0.01 for i in range(100)}), "no test"),
     ("W1 fair coin n=9", lambda: sc.chi_square_gof([1] * 9, {0: 0.5, 1: 0.5}), "no test"),
     (
         "W1 min_expected=inf",
@@ -706,6 +707,11 @@ ISSUE27 = [
     ),
     ("K6 set parents", lambda: sc.TokenTree({-1, 0}), "parents must be a sequence of node indices"),
     ("K6 dict parents", lambda: sc.TokenTree({-1: 0}), "got a dict"),
+    # ---- C13 remainder: format digits
+    ("C13 fmt digits 'x'", lambda: sc.fmt(0.5, "x"), "digits must be an integer in 0..50"),
+    ("C13 fmt_decimal digits 2.0", lambda: sc.fmt_decimal(0.5, 2.0), "digits must be an integer in 0..50"),
+    ("C13 fmt digits -1", lambda: sc.fmt([0.5], -1), "digits must be an integer in 0..50"),
+    ("C13 fmt_decimal digits 10**6", lambda: sc.fmt_decimal(0.5, 10**6), "digits must be at most 50"),
 ]
 
 
@@ -723,6 +729,163 @@ def test_W1_pooled_tail_still_tested_when_two_cells_remain():
     law = {0: 0.5, 1: 0.5}
     assert not sc.chi_square_gof([0] * 50 + [1] * 50, law).rejected
     assert sc.chi_square_gof([0] * 100, law).rejected
+
+
+def _split(law, counts):
+    return Counter({k: int(c) for k, c in zip(law, counts) if c})
+
+
+def test_W1_a_concentration_inside_the_pooled_tail_is_rejected():
+    # the finding: 300 x 'big' and 300 x outcome 0, which the law expects 3 times in 600; one
+    # pooled tail cell was exactly on target (300 expected, 300 seen) and the test said "consistent"
+    law = {"big": 0.5, **{i: 0.005 for i in range(100)}}
+    res = sc.chi_square_gof(["big"] * 300 + [0] * 300, law)
+    assert res.rejected and res.dof == 50  # 'big' + 50 groups of two tail outcomes (expected 6 each)
+    # the reproducer of W1 now has 50 groups of two outcomes (4.99 expected each) to test
+    assert sc.chi_square_gof([0] * 499, {i: 0.01 for i in range(100)}).rejected
+    # a correct sample of the same law passes
+    counts = R(3).multinomial(600, list(law.values()))
+    assert not sc.chi_square_gof(_split(law, counts), law).rejected
+    # the power calculation uses the same cells: against this alternative it is 1
+    alt = {"big": 0.5, 0: 0.5, **{i: 0.0 for i in range(1, 100)}}
+    assert sc.power.chi_square_power(law, alt, 600) == pytest.approx(1.0)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.floats(1e-3, 1.0), min_size=1, max_size=300),
+    st.integers(1, 5000),
+    st.sampled_from([1.0, 5.0, 7.5]),
+)
+def test_W1_pooled_groups_partition_and_each_group_reaches_min_expected(weights, n, m):
+    from specdec_core.lawcheck import pooled_groups
+
+    exp = np.sort(np.array(weights) / sum(weights) * n)[::-1]
+    groups = pooled_groups(exp, m)
+    assert sorted(i for g in groups for i in g) == list(range(len(exp)))  # a partition
+    for g in groups:
+        assert g == list(range(g[0], g[-1] + 1))  # consecutive outcomes, in decreasing order
+    tail = [g for g in groups if len(g) > 1 or exp[g[0]] < m]
+    big = [g for g in groups if g not in tail]
+    assert all(exp[g[0]] >= m for g in big)
+    if sum(exp[exp < m]) >= m:  # every tail group is expected at least m times
+        assert all(exp[g].sum() >= m for g in tail)
+    for g in tail[:-1]:  # a group closes as soon as it reaches m
+        assert exp[g[:-1]].sum() < m
+    if tail:  # the last group: a group that reached m plus a short remainder (< m), merged
+        c = np.cumsum(exp[tail[-1]])
+        first = int(np.argmax(c >= m)) if (c >= m).any() else len(c) - 1
+        assert c[-1] - c[first] < m
+    if sum(exp[exp < m]) >= 2 * m + max(exp[exp < m], default=0):  # room for two full groups
+        assert len(tail) >= 2
+
+
+@pytest.mark.parametrize("n", [200, 600])
+@pytest.mark.parametrize("name", ["finding", "geometric", "zipf"])
+def test_W1_a_correct_sample_is_rejected_at_the_stated_rate(name, n):
+    """2000 seeded samples of the law itself, tested at threshold 0.01: the share rejected stays
+    within the 1 − 1e-4 quantile of Binomial(2000, 0.01), i.e. at most 37 (0.0185); the
+    approximation's size with groups of about min_expected is close to the threshold."""
+    from scipy.stats import binom
+
+    law = {
+        "finding": {"big": 0.5, **{i: 0.005 for i in range(100)}},
+        "geometric": dict(enumerate(0.9 ** np.arange(60) / (0.9 ** np.arange(60)).sum())),
+        "zipf": dict(enumerate((1 / np.arange(1, 201)) / (1 / np.arange(1, 201)).sum())),
+    }[name]
+    reps, thr = 2000, 0.01
+    rng = R(11)
+    counts = rng.multinomial(n, list(law.values()), size=reps)
+    rejected = sum(sc.chi_square_gof(_split(law, c), law, threshold=thr).rejected for c in counts)
+    assert rejected <= binom.isf(1e-4, reps, thr)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(20, 200),
+    st.floats(0.2, 0.8),
+    st.integers(200, 3000),
+    st.floats(0.2, 1.0),
+    st.data(),
+)
+def test_W1_any_concentrated_tail_is_rejected(tail_size, big, n, share, data):
+    """A law with one big outcome and a tail of equal small ones; the samples match the big
+    outcome and the tail's total exactly (so a single pooled tail cell would be on target) but
+    put ``share`` of the tail's samples on one tail outcome: rejected whenever the tail can be
+    split into groups."""
+    law = {"big": big, **{i: (1 - big) / tail_size for i in range(tail_size)}}
+    tail_n = n - round(big * n)
+    assume(tail_n / tail_size < 5 and tail_n >= 10)  # every tail outcome pooled, two groups at least
+    j = data.draw(st.integers(0, tail_size - 1))
+    hot = max(int(share * tail_n), 10)
+    rest = tail_n - hot
+    spread = Counter({i: rest // (tail_size - 1) for i in range(tail_size) if i != j})
+    spread[(j + 1) % tail_size] += rest - sum(spread.values())
+    samples = Counter({"big": n - tail_n, j: hot}) + spread
+    assert sc.chi_square_gof(samples, law).rejected
+
+
+def test_W1_probability_zero_outcomes_are_impossible():
+    law = {0: 0.5, 1: 0.5, 2: 0.0}
+    assert sc.chi_square_gof([0] * 50 + [1] * 49 + [2], law).statistic == float("inf")
+    assert not sc.chi_square_gof([0] * 50 + [1] * 50, law).rejected
+
+
+def test_K2_timing_lab_judges_the_scenario_shown():
+    from specdec_core.labs import timing as timing_lab_mod
+
+    zero = dict(draft_per_token_ms=0.0, verify_base_ms=0.0, verify_per_position_ms=0.0, overhead_ms=0.0)
+    lab = sc.labs.timing_lab()
+    lab.set(gamma=0, **zero)  # plain decoding at 6 ms: uses none of the speculative budget
+    assert timing_lab_mod.problem(lab.state) is None and "lab-impossible" not in lab._dom_classes
+    t = lab.last_texts
+    assert "166.67 tokens/s" in t["rates"] and "ratio 1.000×" in t["rates"] and "gamma=1" not in str(t)
+    assert "rows γ ≥ 1 are grey" in t["break_even"]
+    assert lab.png.startswith(b"\x89PNG")
+    from specdec_core.plots.timing import map_ratio
+
+    ratio = map_ratio(range(4), **zero, baseline_ms=6.0)
+    assert (ratio[0] == 1).all() and np.isnan(ratio[1:]).all()
+    lab.set(gamma=1)  # now the scenario shown is a round that takes no time
+    assert "lab-impossible" in lab._dom_classes
+    assert lab.last_texts["rates"].startswith("This budget is impossible")
+    lab.set(gamma=0, overhead_ms=1.0)  # a positive budget: the map's rows are back, no grey note
+    assert "grey" not in lab.last_texts["break_even"] and "lab-impossible" not in lab._dom_classes
+
+
+class _SupportDraft:
+    """Support 2 at the start; after token 0 a one-hot row (support 1), else support 2."""
+
+    vocab_size = 4
+
+    def __call__(self, prefix):
+        if prefix and prefix[-1] == 0:
+            return np.array([1.0, 0.0, 0.0, 0.0])
+        return np.array([0.5, 0.5, 0.0, 0.0])
+
+
+def test_K3_positions_count_the_nodes_really_drafted():
+    st_ = sc.tree_round_stats(T, D, (), tr.family_tree("wide", 4), replacement=False)
+    assert st_.positions == 4 and st_.nodes == 4  # the toy draft's support is 3 at the start
+    assert sc.tree_round_stats(T, D, (), tr.family_tree("wide", 4)).positions == 5  # with replacement
+    assert tr.tree_lab_numbers("wide", 4, 0.0, "recursive", False)["positions"] == 4
+    from specdec_core.labs.trees import DEFAULTS, texts
+
+    text = texts({**DEFAULTS, "family": "wide", "replacement": False})["length"]
+    assert "scores 4 positions (3 of the 4 nodes drafted + 1" in text
+    assert "scores 5 positions (4 nodes + 1)" in texts(DEFAULTS)["length"]
+    # a support that depends on the token drawn: the root's child is 0 or 1 (1/2 each); below 0
+    # only one child can be drafted, below 1 both: E[nodes drafted] = 1 + 1/2 + 1 = 5/2
+    tree = sc.TokenTree((-1, 0, 0))
+    drafted = tr.expected_drafted_nodes(_SupportDraft(), (), tree, replacement=False)
+    assert drafted == pytest.approx(2.5)
+    got = np.mean(
+        [tr.draft_tree(tree, _SupportDraft(), (), R(i), replacement=False)[0].n_nodes for i in range(2000)]
+    )
+    assert abs(got - 2.5) < 4 * 0.5 / np.sqrt(2000)  # sd of the count is 1/2
+    stats = sc.tree_round_stats(T, _SupportDraft(), (), tree, replacement=False, exact=False)
+    assert stats.positions == pytest.approx(3.5) and stats.nodes == 3
+    assert tr.expected_drafted_nodes(_SupportDraft(), (), tree) == 3  # with replacement: all
 
 
 @pytest.mark.parametrize("dtype", [np.int16, np.uint8, np.int32, np.uint16, np.int64])
@@ -828,6 +991,10 @@ FLAG_TAKERS = {
     "tree_round_law(replacement)": lambda v: sc.tree_round_law(T, D, (), tr.chain_tree(1), replacement=v),
     "tree_round(replacement)": lambda v: tr.tree_round(T, D, (), tr.chain_tree(1), R(0), replacement=v),
     "draft_tree(replacement)": lambda v: tr.draft_tree(tr.chain_tree(1), D, (), R(0), replacement=v),
+    "expected_drafted_nodes(replacement)": lambda v: tr.expected_drafted_nodes(
+        D, (), tr.chain_tree(1), replacement=v
+    ),
+    "expected_drafted_nodes(exact)": lambda v: tr.expected_drafted_nodes(D, (), tr.chain_tree(1), exact=v),
     "sample_candidates(replacement)": lambda v: md.sample_candidates(GOOD, 1, R(0), replacement=v),
     "multi_draft_law(replacement)": lambda v: sc.multi_draft_law(GOOD, GOOD, 1, replacement=v),
     "verify_batch(check_all)": lambda v: sc.verify_batch(
@@ -899,6 +1066,8 @@ COUNT_TAKERS = {
     "PromptLookupDraft(vocab_size)": lambda v: sc.llm.PromptLookupDraft(v),
     "PromptLookupDraft(n_min)": lambda v: sc.llm.PromptLookupDraft(10, n_min=v),
     "PromptLookupDraft.propose(gamma)": lambda v: sc.llm.PromptLookupDraft(10).propose((1, 2), v, R(0)),
+    "fmt(digits)": lambda v: sc.fmt(0.5, v),
+    "fmt_decimal(digits)": lambda v: sc.fmt_decimal([0.5], v),
 }
 
 
@@ -924,6 +1093,7 @@ PREFIX_TAKERS = {
     "tree_round": lambda pre: tr.tree_round(T, D, pre, tr.chain_tree(1), R(0)),
     "tree_generate": lambda pre: tr.tree_generate(T, D, pre, tr.chain_tree(1), 2, R(0)),
     "draft_tree": lambda pre: tr.draft_tree(tr.chain_tree(1), D, pre, R(0)),
+    "expected_drafted_nodes": lambda pre: tr.expected_drafted_nodes(D, pre, tr.chain_tree(1)),
     "speculative_generate": lambda pre: sc.speculative_generate(
         T, D, pre, gamma=1, max_new_tokens=2, rng=R(0)
     ),
@@ -951,6 +1121,7 @@ MODEL_TAKERS = {
     "tree_round(target)": lambda m: tr.tree_round(m, D, (), tr.chain_tree(1), R(0)),
     "tree_generate(draft)": lambda m: tr.tree_generate(T, m, (), tr.chain_tree(1), 2, R(0)),
     "draft_tree(draft)": lambda m: tr.draft_tree(tr.chain_tree(1), m, (), R(0)),
+    "expected_drafted_nodes(draft)": lambda m: tr.expected_drafted_nodes(m, (), tr.chain_tree(1)),
     "MixedDraft(draft)": lambda m: tr.MixedDraft(m, T, 0.5),
     "speculative_generate(target)": lambda m: sc.speculative_generate(
         m, D, (), gamma=1, max_new_tokens=1, rng=R(0)

@@ -4,14 +4,17 @@ Controls: α, γ, draft cost per proposal, verification cost (base + per scored 
 overhead, baseline ms per token. Shows both rates, their ratio, the break-even verification
 time, the work account, and the (α, γ) map of where speculation pays. No math here: it calls
 :func:`specdec_core.timing.scenario_rates` / :func:`~specdec_core.timing.work_account`.
-An impossible budget (a round that takes no time) gives a message and a greyed figure.
+An impossible budget (the round of the scenario shown takes no time) gives a message and a
+greyed figure. The lab judges the scenario shown: at γ = 0 (plain decoding, which uses none of
+the speculative budget) a budget whose speculative costs are all 0 is valid; only the map's
+γ ≥ 1 rows are then undefined, drawn grey and explained in the break-even line.
 """
 
 from __future__ import annotations
 
 from ..formatting import labelled
-from ..plots.timing import MAP_ALPHAS, TimingPlot
-from ..timing import scenario_rates, speedup_map, work_account
+from ..plots.timing import TimingPlot, no_speculative_budget
+from ..timing import scenario_rates, work_account
 from ..verify import acceptance_probability
 from ..worked import WORKED
 from .base import Lab, LabSpec, float_slider, int_slider, show
@@ -38,10 +41,10 @@ def budget(state) -> dict:
 
 
 def problem(state) -> str | None:
-    """A message when the budget is impossible for the scenario or for the map, else None."""
+    """A message when the budget is impossible for the scenario shown, else None. (At γ = 0 a
+    budget with no speculative cost is valid: plain decoding uses none of it.)"""
     try:
         scenario_rates(state["alpha"], state["gamma"], **budget(state))
-        speedup_map(MAP_ALPHAS[:1], range(MAX_GAMMA + 1), **budget(state))
     except ValueError as exc:
         return f"This budget is impossible: {exc}. Give some step a positive time."
     return None
@@ -55,6 +58,11 @@ def timing_texts(alpha, gamma, **budget) -> dict:
     be = float(s["break_even_verify_ms"])
     if s["plain"]:
         be_text = "γ = 0 is plain decoding: one target step per token, exactly the baseline"
+        if no_speculative_budget(budget):
+            be_text += (
+                "; the map's rows γ ≥ 1 are grey: with every speculative cost at 0 a round there "
+                "would take no time"
+            )
     elif be >= 0:
         be_text = f"break-even verification time {be:.2f} ms (now {float(s['verify_ms']):.2f} ms: " + (
             "pays)" if s["pays"] else "loses)"

@@ -52,13 +52,23 @@ def texts(state) -> dict:
         "the target's law (TV = 0 up to rounding)" if exact else f"NOT the target's law: TV = {d['tv']:.4f}"
     )
     draws = "independent draws" if state["replacement"] else "drawn without replacement"
+    n, pos = state["nodes"], d["positions"]
+    if pos == n + 1:
+        pass_text = f"scores {n + 1} positions ({n} nodes + 1)"
+    else:  # without replacement a node offers at most as many children as the draft has tokens
+        short = f"{pos:.2f}".rstrip("0").rstrip(".")
+        drafted = f"{pos - 1:.2f}".rstrip("0").rstrip(".")
+        pass_text = (
+            f"scores {short} positions{'' if float(pos).is_integer() else ' on average'} ({drafted} of "
+            f"the {n} nodes drafted + 1: without replacement a node gets at most as many children "
+            "as the draft has tokens)"
+        )
     return {
         "law": labelled("derived", f"first {LAB_HORIZON} tokens emitted: {verdict}"),
         "length": labelled(
             "derived",
             f"E[accepted tokens] = {d['expected_accepted']:.3f}, "
-            f"E[tokens per round] = {d['expected_emitted']:.3f}; one target pass "
-            f"scores {d['positions']} positions ({state['nodes']} nodes + 1)",
+            f"E[tokens per round] = {d['expected_emitted']:.3f}; one target pass {pass_text}",
         ),
         "rule": f"{FAMILY_LABELS[state['family']]}, {state['nodes']} nodes, children {draws}; "
         f"rule: {RULE_LABELS[state['rule']]}; draft quality {state['quality']:.1f}",

@@ -9,12 +9,13 @@ replacement from p instead of the residual max(p − q, 0)); its first-token law
 
 which differs from p unless the draft is useless (α = 0) or perfect (q = p).
 
-Pooling: tokens whose expected count n·p(x) is below 5 are merged into one outcome "other"
-(the chi-square approximation needs expected counts of about 5 or more); the same rule as
-:func:`specdec_core.lawcheck.chi_square_gof`. Power: the probability that the test rejects
-when the samples follow b — simulated (multinomial samples from b, the same statistic and
-pooling); approximately a non-central chi-square with dof = cells − 1 and non-centrality
-λ = n Σ_c (b_c − p_c)² / p_c.
+Pooling: tokens whose expected count n·p(x) is below 5 are pooled (the chi-square
+approximation needs expected counts of about 5 or more) into consecutive groups, in decreasing
+order of p, each expected at least 5 times; the same rule as
+:func:`specdec_core.lawcheck.chi_square_gof` (:func:`specdec_core.lawcheck.pooled_groups`).
+Power: the probability that the test rejects when the samples follow b — simulated
+(multinomial samples from b, the same statistic and pooling); approximately a non-central
+chi-square with dof = cells − 1 and non-centrality λ = n Σ_c (b_c − p_c)² / p_c.
 """
 
 from __future__ import annotations
@@ -32,32 +33,39 @@ def broken_first_token_law(p, q) -> np.ndarray:
 
 
 def pooled_cells(p, n, min_expected=5.0):
-    """Indices of tokens kept as their own cell (n·p ≥ min_expected); the rest pool into 'other'."""
+    """Indices of tokens kept as their own cell (n·p ≥ min_expected); the rest are pooled into
+    groups by :func:`specdec_core.lawcheck.pooled_groups`."""
     return np.flatnonzero(np.asarray(p) * n >= min_expected)
 
 
 def power(p, b, n, *, threshold=1e-3, min_expected=5.0, sims=4000, seed=0) -> float:
     """Probability that the chi-square test at ``threshold`` rejects p when the n samples follow
-    b: Monte Carlo over ``sims`` multinomial samples, pooled exactly as
+    b: Monte Carlo over ``sims`` multinomial samples, pooled as
     :func:`specdec_core.lawcheck.chi_square_gof` pools (cells with n·p < min_expected merged
-    into one). (The non-central chi-square formula of the module docstring is close but drifts
-    when many small cells are pooled; :func:`power_approx` gives it for comparison.)"""
+    into consecutive groups, :func:`specdec_core.lawcheck.pooled_groups`). (The non-central
+    chi-square formula of the module docstring is close but drifts when many small cells are
+    pooled; :func:`power_approx` gives it for comparison.)"""
     from scipy.stats import chi2
 
+    from ..lawcheck import pool, pooled_groups
+
     p, b = np.asarray(p, np.float64), np.asarray(b, np.float64)
-    big = p * n >= min_expected
-    pc = np.append(p[big], p[~big].sum()) if (~big).any() else p[big]
-    bc = np.append(b[big], b[~big].sum()) if (~big).any() else b[big]
-    bc = np.maximum(bc, 0)
+    order = np.argsort(-p, kind="stable")
+    order = order[p[order] > 0]
+    groups = pooled_groups(p[order] * n, min_expected)
+    pc, bc = pool(p[order], groups), pool(b[order], groups)
+    # b's mass where p is 0: any such sample makes the statistic infinite (a rejection)
+    bc = np.maximum(np.append(bc, b[p <= 0].sum()), 0)
     bc = bc / bc.sum()
     dof = len(pc) - 1
     if dof < 1:
         return 0.0
     rng = np.random.default_rng(seed)
     obs = rng.multinomial(n, bc, size=sims)
+    impossible, obs = obs[:, -1] > 0, obs[:, :-1]
     e = n * pc
     stat = ((obs - e) ** 2 / e).sum(axis=1)
-    return float((chi2.sf(stat, dof) < threshold).mean())
+    return float(((chi2.sf(stat, dof) < threshold) | impossible).mean())
 
 
 def power_approx(p, b, n, *, threshold=1e-3, min_expected=5.0) -> float:

@@ -8,6 +8,7 @@ each is tagged "derived from assumed inputs" (the label rule of specdec_core.for
 from __future__ import annotations
 
 import numpy as np
+from matplotlib import colormaps
 from matplotlib.colors import Normalize
 
 from ..timing import improvement_factor, optimal_gamma, scenario_rates, speedup_map
@@ -65,6 +66,30 @@ def pays_boundary(ratio, gammas):
     return np.array(xs), np.array(ys)
 
 
+SPECULATIVE_COSTS = ("draft_per_token_ms", "verify_base_ms", "verify_per_position_ms", "overhead_ms")
+
+
+def no_speculative_budget(budget) -> bool:
+    """True when every cost of a speculative round is 0 (missing ones default to 0): then a round
+    at γ ≥ 1 takes no time and only γ = 0 (plain decoding, which uses none of them) has a rate."""
+    return all(float(budget.get(k, 0)) == 0 for k in SPECULATIVE_COSTS)
+
+
+def map_ratio(gammas, **budget) -> np.ndarray:
+    """:func:`specdec_core.timing.speedup_map` over MAP_ALPHAS, except that a budget with no
+    speculative cost at all gives NaN rows (drawn grey) for γ ≥ 1 instead of an error: γ = 0
+    is still plain decoding at ratio 1."""
+    if no_speculative_budget(budget):
+        ratio = np.full((len(gammas), MAP_ALPHAS.size), np.nan)
+        plain = [i for i, g in enumerate(gammas) if g == 0]
+        if plain:  # also validates the budget
+            ratio[plain] = speedup_map(MAP_ALPHAS, [0] * len(plain), **budget)
+        else:
+            speedup_map(MAP_ALPHAS, [0], **budget)
+        return ratio
+    return speedup_map(MAP_ALPHAS, gammas, **budget)
+
+
 class SpeedupMap:
     """Map over (α, γ) of log2(speculative rate / baseline rate), updated in place."""
 
@@ -75,7 +100,7 @@ class SpeedupMap:
             data,
             origin="lower",
             aspect="auto",
-            cmap="RdBu",
+            cmap=colormaps["RdBu"].with_extremes(bad=COLORS["discarded"]),
             norm=Normalize(-LOG2_RANGE, LOG2_RANGE),
             extent=(-0.005, 1.005, -0.5, max_gamma + 0.5),
             interpolation="nearest",
@@ -92,7 +117,7 @@ class SpeedupMap:
         tag_kind(ax, "derived-from-assumed", where="upper left")
 
     def update(self, alpha, gamma, **budget):
-        ratio = speedup_map(MAP_ALPHAS, self.gammas, **budget)
+        ratio = map_ratio(self.gammas, **budget)
         log2 = np.log2(np.clip(ratio, 2.0**-LOG2_RANGE, 2.0**LOG2_RANGE))
         self.image.set_data(log2)
         self.boundary.set_data(*pays_boundary(ratio, self.gammas))
