@@ -137,3 +137,32 @@ def best_agreement(p, q) -> tuple[Fraction, np.ndarray]:
     b = list(qa) + list(pa[: V - 1])
     value, x = simplex_max([int(k // V == k % V) for k in range(V * V)], A, b)
     return value, np.array(x, dtype=object).reshape(V, V)
+
+
+#: best_multi_agreement solves an LP with V^k · V unknowns: at most this many.
+MAX_MULTI_UNKNOWNS = 400
+
+
+def best_multi_agreement(p, q, k: int) -> Fraction:
+    """The largest P(Y ∈ {X₁, …, X_k}) over all couplings of k independent candidates
+    X₁ … X_k ~ q (their joint law q^⊗k) and an output Y ~ p: the optimal acceptance of any
+    lossless rule offered k i.i.d. candidates (the optimal-transport view of SpecTr, Sun et al.
+    2023), by solving the linear program exactly (:func:`simplex_max`). k = 1 gives Σ min(p, q).
+    Its size grows like V^(k+1): at most ``MAX_MULTI_UNKNOWNS`` unknowns."""
+    import itertools
+
+    from .distributions import check_int
+
+    pa, qa, exact = check_pair(p, q)
+    if not exact:
+        raise ValueError("best_multi_agreement solves the program exactly: give p and q as Fractions")
+    k = check_int(k, "k", 1)
+    V = len(pa)
+    check_size(V ** (k + 1), "V^(k+1) unknowns", MAX_MULTI_UNKNOWNS, "unknowns")
+    tuples = list(itertools.product(range(V), repeat=k))
+    n = len(tuples) * V  # unknowns π(t, y), row-major
+    A = [[int(j // V == i) for j in range(n)] for i in range(len(tuples))]  # Σ_y π(t, y) = q^⊗k(t)
+    A += [[int(j % V == y) for j in range(n)] for y in range(V - 1)]  # Σ_t π(t, y) = p(y)
+    b = [np.prod([qa[x] for x in t], dtype=object) for t in tuples] + list(pa[: V - 1])
+    c = [int(j % V in tuples[j // V]) for j in range(n)]
+    return simplex_max(c, A, b)[0]

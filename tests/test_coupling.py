@@ -86,3 +86,21 @@ def test_simplex_max_on_a_known_program_and_its_refusals():
         simplex_max([1, 0], [[1, 1], [1, 1]], [1, 2])
     with pytest.raises(ValueError, match="unbounded"):
         simplex_max([1, 0], [[1, -1]], [0])
+
+
+def test_best_multi_agreement_sits_between_recursive_rejection_and_the_bound():
+    from specdec_core import multi_draft_acceptance_rate
+    from specdec_core.coupling import best_multi_agreement
+
+    cases = [
+        ([F(3, 5), F(3, 10), F(1, 10)], [F(1, 5), F(3, 10), F(1, 2)], F(19, 25)),
+        ([F(1, 2), F(1, 4), F(1, 4)], [F(1, 10), F(4, 5), F(1, 10)], F(61, 100)),
+    ]
+    for p, q, want in cases:
+        assert best_multi_agreement(p, q, 1) == acceptance_probability(p, q)
+        best = best_multi_agreement(p, q, 2)
+        bound = sum(min(a, 1 - (1 - b) ** 2) for a, b in zip(p, q))
+        assert best == want
+        assert multi_draft_acceptance_rate(p, q, 2) < best <= bound
+    with pytest.raises(ValueError, match="unknowns"):
+        best_multi_agreement([F(1, 6)] * 6, [F(1, 6)] * 6, 3)

@@ -1,0 +1,97 @@
+"""A draft with another tokenizer (notebook 08): what re-tokenizing the draft's text does to q.
+
+Speculative sampling needs p and q over **the same token events**: the target verifies "the next
+target token is x", so q(x) must be the probability that the draft's procedure *proposes that
+target token*. When the draft writes text in its own tokens and the text is re-tokenized with the
+target's tokenizer (universal assisted generation), the proposal is "the first target token of
+the re-tokenized text", and its law is a sum over every draft text that re-tokenizes to it
+(:func:`proposal_law`). The naive scheme reports instead the draft's probability of the characters
+spelling x (:func:`naive_reported_q`): the event "the draft wrote a" is not the event "the first
+target token is a" when the target also has the token "ab".
+
+The toy: the draft writes characters one at a time; the target's tokenizer is greedy longest
+match over its vocabulary. :func:`verified_output_reported` gives the exact law of the verified
+token for any reported weights, so the naive scheme's bias is an exact total variation.
+
+Pure layer: fractions only.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+from .distributions import check_distribution, check_int
+
+
+def longest_match(text: str, vocab) -> tuple:
+    """Greedy longest-match tokenization of ``text`` over the strings ``vocab`` (every single
+    character of ``text`` must be in it)."""
+    vocab = set(vocab)
+    longest = max(len(v) for v in vocab)
+    out, i = [], 0
+    while i < len(text):
+        for n in range(min(longest, len(text) - i), 0, -1):
+            if text[i : i + n] in vocab:
+                out.append(text[i : i + n])
+                i += n
+                break
+        else:
+            raise ValueError(f"character {text[i]!r} is not in the vocabulary")
+    return tuple(out)
+
+
+def _check_chars(char_probs) -> dict:
+    if not isinstance(char_probs, dict) or not char_probs:
+        raise ValueError("char_probs must be a non-empty dict {character: probability}")
+    vals = check_distribution(list(char_probs.values()), "char_probs", exact=True)
+    return dict(zip(char_probs, vals))
+
+
+def proposal_law(char_probs: dict, target_vocab, lookahead: int | None = None) -> dict:
+    """The true law of the proposed target token: the draft writes ``lookahead`` characters
+    independently from ``char_probs`` (default: the longest target token, enough to decide the
+    first token), the text is re-tokenized by :func:`longest_match`, and its first token is the
+    proposal. {target token: Fraction}."""
+    chars = _check_chars(char_probs)
+    n = check_int(
+        lookahead if lookahead is not None else max(len(v) for v in target_vocab), "lookahead", 1, 12
+    )
+    law: dict = {}
+    for text in itertools.product(chars, repeat=n):
+        prob = Fraction(1)
+        for ch in text:
+            prob *= chars[ch]
+        if prob:
+            first = longest_match("".join(text), target_vocab)[0]
+            law[first] = law.get(first, Fraction(0)) + prob
+    return {t: law.get(t, Fraction(0)) for t in target_vocab}
+
+
+def naive_reported_q(char_probs: dict, target_vocab) -> dict:
+    """What the naive scheme reports for proposal x: the draft's probability of the characters
+    spelling x, Π q(character). Not a distribution over target tokens ("a" and "ab" overlap)."""
+    chars = _check_chars(char_probs)
+    out = {}
+    for t in target_vocab:
+        prob = Fraction(1)
+        for ch in t:
+            prob *= chars.get(ch, Fraction(0))
+        out[t] = prob
+    return out
+
+
+def verified_output_reported(p: dict, sampled: dict, reported: dict) -> dict:
+    """Law of the verified token when the proposal x is drawn from ``sampled`` and the verifier
+    uses ``reported`` weights (any non-negative numbers) as q: keep x with min(1, p(x)/q(x)), else
+    draw from max(p − q, 0) normalized. {token: Fraction}; equals p when reported = sampled."""
+    keys = list(p)
+    kept = {
+        x: (sampled[x] * min(Fraction(1), p[x] / reported[x]) if sampled[x] else Fraction(0)) for x in keys
+    }
+    rejected = 1 - sum(kept.values())
+    pos = {x: max(p[x] - reported[x], Fraction(0)) for x in keys}
+    total = sum(pos.values())
+    if rejected and not total:
+        raise ValueError("the residual max(p - q, 0) has no mass: the reported q covers p everywhere")
+    return {x: kept[x] + (rejected * pos[x] / total if rejected else 0) for x in keys}
