@@ -343,3 +343,48 @@ TREE_MASK_QUESTION = Question(
 )
 
 ALL_QUESTIONS = ALL_QUESTIONS + (MULTI_DRAFT_QUESTION, TYPICAL_QUESTION, TREE_MASK_QUESTION)
+
+# ---------------------------------------------------------------- issue 26: 01 optimality, 04 γ policies, 07 processors
+
+OPTIMALITY_QUESTION = Question(
+    prompt="A scheme draws one proposal X ~ q and outputs a token Y whose law is exactly p. Whatever "
+    "rule it uses, how often can it output its own proposal (Y = X)?",
+    options=(
+        "At most Σ min(p, q) = 1 − TV(p, q)",
+        "At most max over x of min(p(x), q(x))",
+        "Up to 1, with a clever enough rule",
+    ),
+    answer=0,
+    explanation="(X, Y) is a coupling of q and p: its rows sum to q and its columns to p, so each diagonal "
+    "cell π(x, x) is at most min(p(x), q(x)). Summing gives P(X = Y) ≤ Σ min(p, q) = α, and "
+    "strict speculative sampling reaches it (notebook 01, section 6).",
+)
+
+GAMMA_POLICY_QUESTION = Question(
+    prompt="Which rule for choosing γ can break the target's law?",
+    options=(
+        "Grow γ after a round with no rejection, shrink it after a rejection",
+        "Stop drafting once the draft's own probability for its token falls below 0.4",
+        "Retry a round with γ = 0 when its first proposal was rejected",
+    ),
+    answer=2,
+    explanation="γ may depend on the prefix, on earlier rounds and on the draft's own draws, all decided "
+    "before this round's verdicts. Retrying after a rejection chooses γ after seeing the target's "
+    "verdict: the first token then has law min(p, q) + (1 − α)p, not p (notebook 04, section 7).",
+)
+
+PROCESSOR_QUESTION = Question(
+    prompt="A repetition penalty is applied to the target's rows inside a round of γ = 3 proposals. "
+    "Which prefix must the penalty see at the third position?",
+    options=(
+        "The verified text only: proposals are not text yet",
+        "The verified text followed by the first two proposals",
+        "The verified text followed by all three proposals",
+    ),
+    answer=1,
+    explanation="Plain sampling would draw the third token after the first two, so the processor must see "
+    "exactly that prefix (the speculative one) on both sides. With the verified text only the "
+    "target's row is wrong and the output law shifts (notebook 07: TV 0.19 on the toy language).",
+)
+
+ALL_QUESTIONS = ALL_QUESTIONS + (OPTIMALITY_QUESTION, GAMMA_POLICY_QUESTION, PROCESSOR_QUESTION)
