@@ -219,8 +219,13 @@ def law_lines(res) -> list:
     lines = [
         f"draft: {L['draft']}, α = {L['alpha']:.2f} at the prefix; broken variant (corrections from p) "
         f"differs from p by total variation {L['tv_broken']:.3f}",
-        f"sample size n = {L['n']}: power {L['power']:.2f} to reject the broken variant at p-value < {L['threshold']:g}",
+        f"sample size n = {L['n']}: power {L['power']:.3f} to reject the broken variant at p-value < {L['threshold']:g}",
     ]
+    if "rerun" in L:
+        lines.insert(
+            0,
+            f"law test re-run alone on {L['rerun']['date_utc']} (bench_llm.py --law-only), same draft and prefix",
+        )
     for name, lab in (
         ("correct", "correct (residual)"),
         ("broken_corrects_from_p", "broken (corrections from p)"),
@@ -229,6 +234,19 @@ def law_lines(res) -> list:
         lines.append(
             f"{lab:28s}: chi-square {g['chi2']:.1f} on {g['dof']} dof, p-value {g['p_value']:.2g} → "
             f"{'REJECTED' if g['rejected'] else 'not rejected'}"
+        )
+    return lines
+
+
+def law_history_lines(res) -> list:
+    """Earlier outcomes of the law test kept in the results file (a miss is part of the record)."""
+    lines = []
+    for L in res.get("law_history", []):
+        when = L["rerun"]["date_utc"] if "rerun" in L else res["machine"]["date_utc"] + " (the full run)"
+        b, c = L["broken_corrects_from_p"], L["correct"]
+        lines.append(
+            f"earlier, {when}: n = {L['n']} (power {L['power']:.2f}), {b['dof']} dof; correct p-value "
+            f"{c['p_value']:.2g}; broken p-value {b['p_value']:.2g} → {'REJECTED' if b['rejected'] else 'not rejected'}"
         )
     return lines
 
