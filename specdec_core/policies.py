@@ -1,8 +1,9 @@
 """γ policies: how many proposals to draft in each round (notebook 04 §7).
 
 ``speculative_generate(target, draft, prefix, gamma=policy, ...)`` takes either a fixed γ (an int)
-or a *policy*: an object with ``next_gamma(records) -> int``, asked before every round with the
-:class:`~specdec_core.sampling.RoundRecord` s of the rounds already run in this generation, and
+or a *policy*: an object with ``next_gamma(records, prefix) -> int``, asked before every round with
+the :class:`~specdec_core.sampling.RoundRecord` s of the rounds already run in this generation and
+the verified prefix (prompt + output so far), and
 optionally ``keep_drafting(q_row, token) -> bool``, asked after each drafted token with the row it
 was drawn from (drafting stops after the first token for which it says False).
 
@@ -14,6 +15,8 @@ confidence decides after seeing only q and the drafted tokens). What γ must not
 round's verdicts: :func:`peeking_round_law` is the exact counterexample of a rule that peeks.
 
 * :class:`FixedGamma` — the constant policy (what an int means);
+* :class:`PrefixGamma` — γ from the verified prefix alone, ``rule(prefix) -> int`` (e.g. how many
+  tokens a prompt-lookup draft can offer there: notebook 09's adaptive γ);
 * :class:`GrowShrink` — after a round where every proposal was accepted draft ``grow`` more next
   time, else ``shrink`` fewer (Hugging Face's "heuristic" schedule for assisted generation);
 * :class:`ConfidenceStop` — up to ``max_gamma`` proposals, stop after a drafted token whose draft
@@ -39,11 +42,27 @@ class FixedGamma:
     def __init__(self, gamma: int):
         self.gamma = check_gamma(gamma)
 
-    def next_gamma(self, records) -> int:
+    def next_gamma(self, records, prefix=()) -> int:
         return self.gamma
 
     def __repr__(self):
         return f"FixedGamma({self.gamma})"
+
+
+class PrefixGamma:
+    """γ = ``rule(prefix)`` for the verified prefix (a non-negative int): a rule that looks only at
+    the text already verified, e.g. ``lambda ctx: min(4, draft.available(ctx, 4))``."""
+
+    def __init__(self, rule, name: str = "prefix rule"):
+        if not callable(rule):
+            raise ValueError("rule must be callable: prefix -> gamma")
+        self.rule, self.name = rule, name
+
+    def next_gamma(self, records, prefix=()) -> int:
+        return check_gamma(self.rule(tuple(prefix)), f"{self.name}(prefix)")
+
+    def __repr__(self):
+        return f"PrefixGamma({self.name!r})"
 
 
 class GrowShrink:
@@ -58,7 +77,7 @@ class GrowShrink:
         self.grow = check_int(grow, "grow", 0)
         self.shrink = check_int(shrink, "shrink", 0)
 
-    def next_gamma(self, records) -> int:
+    def next_gamma(self, records, prefix=()) -> int:
         if not records:
             return self.start
         last = records[-1]
@@ -79,7 +98,7 @@ class ConfidenceStop:
         self.max_gamma = check_gamma(max_gamma, "max_gamma")
         self.threshold = check_probability(threshold, "threshold", scalar=True)
 
-    def next_gamma(self, records) -> int:
+    def next_gamma(self, records, prefix=()) -> int:
         return self.max_gamma
 
     def keep_drafting(self, q_row, token) -> bool:
@@ -91,7 +110,7 @@ class ConfidenceStop:
 
 def as_policy(gamma):
     """``gamma``: a non-negative int (→ :class:`FixedGamma`) or a policy offering a callable
-    ``next_gamma(records)`` (and optionally ``keep_drafting(q_row, token)``)."""
+    ``next_gamma(records, prefix)`` (and optionally ``keep_drafting(q_row, token)``)."""
     if callable(getattr(gamma, "next_gamma", None)):
         keep = getattr(gamma, "keep_drafting", None)
         if keep is not None and not callable(keep):
@@ -99,7 +118,7 @@ def as_policy(gamma):
         return gamma
     if hasattr(gamma, "__dict__") and not isinstance(gamma, int):
         raise ValueError(
-            f"gamma must be a non-negative integer or a policy with next_gamma(records), got {type(gamma).__name__}"
+            f"gamma must be a non-negative integer or a policy with next_gamma(records, prefix), got {type(gamma).__name__}"
         )
     return FixedGamma(check_gamma(gamma))
 

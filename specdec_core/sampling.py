@@ -460,8 +460,9 @@ def speculative_generate(
 
     The last round drafts only as many proposals as still fit (γ_eff = min(γ, remaining − 1)),
     so nothing is truncated and every emitted token keeps the target's law.
-    ``gamma``: a fixed γ (int) or a γ policy (:mod:`specdec_core.policies`: ``next_gamma(records)``
-    asked before each round with this generation's records so far, optional
+    ``gamma``: a fixed γ (int) or a γ policy (:mod:`specdec_core.policies`: ``next_gamma(records,
+    prefix)`` asked before each round with this generation's records so far and the verified
+    prefix, optional
     ``keep_drafting(q_row, token)`` stop rule on the draft's confidence); each record keeps the
     planned γ in ``gamma_chosen``.
     ``stop``: a collection of token ids (e.g. ``{eos}``). When a round emits one — as an
@@ -486,12 +487,13 @@ def speculative_generate(
     out: list[int] = []
     records = []
     while len(out) < n:
-        planned = check_gamma(policy.next_gamma(records), "the γ policy's next_gamma")
+        ctx = prefix + tuple(out)
+        planned = check_gamma(policy.next_gamma(records, ctx), "the γ policy's next_gamma")
         g = min(planned, n - len(out) - 1)
         rec = _round(
             target,
             draft,
-            prefix + tuple(out),
+            ctx,
             g,
             rng,
             correction,

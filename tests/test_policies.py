@@ -19,6 +19,7 @@ from specdec_core.policies import (
     ConfidenceStop,
     FixedGamma,
     GrowShrink,
+    PrefixGamma,
     as_policy,
     peeking_generate,
     peeking_round_law,
@@ -118,8 +119,28 @@ def test_policy_arguments_are_validated():
         ConfidenceStop(threshold=1.5)
 
     class Bad:
-        def next_gamma(self, records):
+        def next_gamma(self, records, prefix):
             return -2
 
     with pytest.raises(ValueError, match="next_gamma"):
         speculative_generate(T, D, (), gamma=Bad(), max_new_tokens=3, rng=np.random.default_rng(0))
+
+
+def test_prefix_gamma_sees_the_verified_prefix_and_keeps_the_law():
+    seen = []
+
+    def rule(ctx):
+        seen.append(ctx)
+        return 3 if ctx and ctx[-1] == 0 else 1  # long drafts after A, where the models agree
+
+    res = speculative_generate(
+        T, D, (2,), gamma=PrefixGamma(rule, "after A"), max_new_tokens=20, rng=np.random.default_rng(8)
+    )
+    assert seen[0] == (2,) and all(s == (2,) + res.tokens[: len(s) - 1] for s in seen)
+    assert [r.gamma_chosen for r in res.records] == [rule(r.prefix) for r in res.records]
+    law = chi_square_gof(_counts(PrefixGamma(rule), 24), sequence_law(T, (), L))
+    assert not law.rejected, str(law)
+    with pytest.raises(ValueError, match="prefix"):
+        speculative_generate(
+            T, D, (), gamma=PrefixGamma(lambda c: -1), max_new_tokens=3, rng=np.random.default_rng(0)
+        )
