@@ -90,6 +90,8 @@ def pooled_groups(expected, min_expected: float = 5.0) -> list:
     joins the group before it (or, when the whole tail is short, stays one cell). Shared by
     :func:`chi_square_gof` and the power calculations so that they use the same cells."""
     expected = np.asarray(expected, dtype=np.float64)
+    # rounding must not decide a cell: a sum within 1e-9 (relative) of min_expected reaches it
+    min_expected = float(min_expected) * (1 - 1e-9)
     big = expected >= min_expected
     cells = [[int(i)] for i in np.flatnonzero(big)]
     groups, current, mass = [], [], 0.0
