@@ -85,6 +85,13 @@ CONSOLE_ALLOWLIST: list[tuple[str, str]] = [
         r"^Could not restore the debugger state: Canceled future for debug_request message",
         "the test closes a notebook while Lab's debugger still queries its kernel",
     ),
+    # The same race with ipykernel 7's subshells: Lab asks a new kernel for a subshell, the test's
+    # reopen step shuts that kernel down first, and the cancelled request surfaces as an uncaught
+    # page error (seen once, 09's reopen step, CI rehearsal 2026-12-03; the same test passed alone).
+    (
+        r"Canceled future for create_subshell_request message before replies were done",
+        "the test closes a notebook while Lab still asks its kernel for a subshell",
+    ),
 ]
 
 
@@ -111,6 +118,10 @@ class Console:
         self.pages.clear()
 
     def _on_page_error(self, exc):
+        for pattern, _why in CONSOLE_ALLOWLIST:
+            if re.search(pattern, str(exc)):
+                self.allowed.append(str(exc))
+                return
         self.errors.append(f"page error: {exc}")
 
     def _on_console(self, msg):
@@ -968,7 +979,8 @@ def visible_controls(spec, state) -> list[str]:
 
 def impossible_changes(model: LabModel) -> dict | None:
     """Control changes (key -> model-side target) that make ``problem(state)`` speak: one control
-    to an end, else visible controls set to their minimum one after another (then maximum)."""
+    to an end, else visible controls set to their minimum one after another (then maximum), else
+    all at their minimum but one at its maximum."""
     spec = model.spec
     ends = {k: control_targets(spec, k, {})[:2] for k in spec.controls}
     base = dict(model.state)
@@ -992,6 +1004,16 @@ def impossible_changes(model: LabModel) -> dict | None:
             changes[key] = target
             if bad(state):
                 return changes
+    # every other control at its minimum and one at its maximum (e.g. no time for any step, at
+    # γ ≥ 1: impossible, while γ = 0 with no speculative budget is valid plain decoding)
+    for top in visible_controls(spec, base):
+        state, changes = dict(base), {}
+        for key in visible_controls(spec, base):
+            if key != top:
+                state[key], changes[key] = value(key, ends[key][0][1]), ends[key][0][1]
+        state[top], changes[top] = value(top, ends[top][1][1]), ends[top][1][1]
+        if bad(state):
+            return changes
     return None
 
 
