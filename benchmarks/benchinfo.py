@@ -12,15 +12,10 @@ import platform
 
 
 def cpu_name() -> str:
-    """The CPU's model name from /proc/cpuinfo (``platform`` as a fallback)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
+    """The CPU's model name (the one reader: :func:`specdec_core.llm.report.cpu_name`)."""
+    from specdec_core.llm.report import cpu_name as read
+
+    return read()
 
 
 def machine(blas: bool = False) -> dict:

@@ -147,21 +147,9 @@ def peeking_round_law(target, draft, start, gamma) -> dict:
 def peeking_sequence_law(target, draft, prefix=(), length=3, gamma=2) -> dict:
     """Exact law of ``length`` tokens from rounds of :func:`peeking_round_law` (γ_eff = min(γ,
     remaining − 1), as ``speculative_generate`` runs them)."""
-    length = check_int(length, "length", 0, 8)
-    g = check_gamma(gamma)
-    law: dict = {}
+    from .processors import chain_round_laws
 
-    def rec(out, prob):
-        if len(out) >= length:
-            law[out] = law.get(out, Fraction(0)) + prob
-            return
-        for seq, pr in peeking_round_law(
-            target, draft, tuple(prefix) + out, min(g, length - len(out) - 1)
-        ).items():
-            rec(out + seq, prob * pr)
-
-    rec((), Fraction(1))
-    return law
+    return chain_round_laws(peeking_round_law, target, draft, prefix, length, gamma)
 
 
 def peeking_generate(target, draft, prefix, *, gamma, max_new_tokens, rng) -> tuple:

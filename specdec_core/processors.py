@@ -212,10 +212,11 @@ def round_output_law(target, draft, start, gamma) -> dict:
     return law
 
 
-def speculative_sequence_law(target, draft, prefix=(), length=3, gamma=2) -> dict:
-    """Exact law of ``speculative_generate(target, draft, prefix, gamma=γ, max_new_tokens=length)``
-    ({tokens: Fraction}): rounds with γ_eff = min(γ, remaining − 1), as the sampler runs them,
-    for exact models whose rows may depend on the round's start (:class:`StaleProcessed`)."""
+def chain_round_laws(round_law, target, draft, prefix=(), length=3, gamma=2) -> dict:
+    """Exact law ({tokens: Fraction}) of ``length`` tokens emitted by rounds whose own exact law
+    is ``round_law(target, draft, prefix, γ_eff)`` ({emitted tokens: Fraction}), with
+    γ_eff = min(γ, remaining − 1) as ``speculative_generate`` runs them (the one composition of a
+    round law into a sequence law; the processors' and the peeking policy's use it)."""
     length = check_int(length, "length", 0, 8)
     g = check_gamma(gamma)
     law: dict = {}
@@ -224,10 +225,15 @@ def speculative_sequence_law(target, draft, prefix=(), length=3, gamma=2) -> dic
         if len(out) >= length:
             law[out] = law.get(out, Fraction(0)) + prob
             return
-        for seq, pr in round_output_law(
-            target, draft, tuple(prefix) + out, min(g, length - len(out) - 1)
-        ).items():
+        for seq, pr in round_law(target, draft, tuple(prefix) + out, min(g, length - len(out) - 1)).items():
             rec(out + seq, prob * pr)
 
     rec((), Fraction(1))
     return law
+
+
+def speculative_sequence_law(target, draft, prefix=(), length=3, gamma=2) -> dict:
+    """Exact law of ``speculative_generate(target, draft, prefix, gamma=γ, max_new_tokens=length)``
+    ({tokens: Fraction}): rounds with γ_eff = min(γ, remaining − 1), as the sampler runs them,
+    for exact models whose rows may depend on the round's start (:class:`StaleProcessed`)."""
+    return chain_round_laws(round_output_law, target, draft, prefix, length, gamma)

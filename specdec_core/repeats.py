@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .distributions import check_int, check_rng
+from .distributions import check_int, check_nonnegative, check_rng
 
 
 def _positive_list(xs, name) -> np.ndarray:
@@ -84,13 +84,7 @@ def paired_ratio(numer, denom, level: float = 0.95) -> PairedRatio:
 def repeats_needed(sd_log, precision, level: float = 0.95, max_n: int = 10_000) -> int:
     """The smallest n whose interval (1) has half-width ≤ log(1 + precision) on the log scale
     (e.g. precision 0.05: ±5 %), for a spread ``sd_log`` of the paired log-ratios."""
-    if (
-        isinstance(sd_log, bool)
-        or not isinstance(sd_log, (int, float))
-        or not math.isfinite(sd_log)
-        or sd_log < 0
-    ):
-        raise ValueError(f"sd_log must be a finite number >= 0, got {sd_log!r}")
+    sd_log = float(check_nonnegative(sd_log, "sd_log", "a finite number >= 0"))
     if isinstance(precision, bool) or not isinstance(precision, (int, float)) or not 0 < precision < 10:
         raise ValueError(f"precision must be a number in (0, 10), got {precision!r}")
     lv = _level(level)
@@ -108,13 +102,7 @@ def max_of_noisy_ratios(k: int, reps: int, sd_log: float, *, sims: int, rng) -> 
     each the geometric mean of ``reps`` paired repeats with log-spread ``sd_log``, when every
     configuration's true ratio is exactly 1. Above 1 is pure selection bias."""
     k, reps, sims = (check_int(v, name, 1) for v, name in ((k, "k"), (reps, "reps"), (sims, "sims")))
-    if (
-        isinstance(sd_log, bool)
-        or not isinstance(sd_log, (int, float))
-        or not math.isfinite(sd_log)
-        or sd_log < 0
-    ):
-        raise ValueError(f"sd_log must be a finite number >= 0, got {sd_log!r}")
+    sd_log = float(check_nonnegative(sd_log, "sd_log", "a finite number >= 0"))
     if k * reps * sims > 10**8:
         raise ValueError(f"k · reps · sims must be at most 1e8, got {k * reps * sims}")
     rng = check_rng(rng)
