@@ -813,8 +813,9 @@ def test_W1_a_correct_sample_is_rejected_at_the_stated_rate(name, n):
 def test_W1_any_concentrated_tail_is_rejected(tail_size, big, n, share, data):
     """A law with one big outcome and a tail of equal small ones; the samples match the big
     outcome and the tail's total exactly (so a single pooled tail cell would be on target) but
-    put ``share`` of the tail's samples on one tail outcome: rejected whenever the tail can be
-    split into groups."""
+    put ``share`` of the tail's samples on one tail outcome: rejected whenever that outcome's own
+    group alone carries the statistic past the critical value (a sound condition: the statistic is
+    a sum of non-negative cells)."""
     law = {"big": big, **{i: (1 - big) / tail_size for i in range(tail_size)}}
     tail_n = n - round(big * n)
     assume(tail_n / tail_size < 5 and tail_n >= 10)  # every tail outcome pooled, two groups at least
@@ -824,7 +825,20 @@ def test_W1_any_concentrated_tail_is_rejected(tail_size, big, n, share, data):
     spread = Counter({i: rest // (tail_size - 1) for i in range(tail_size) if i != j})
     spread[(j + 1) % tail_size] += rest - sum(spread.values())
     samples = Counter({"big": n - tail_n, j: hot}) + spread
-    assert sc.chi_square_gof(samples, law).rejected
+    res = sc.chi_square_gof(samples, law)
+    # the concentration must be visible: the cell holding the hot outcome alone contributes
+    # (O - E)^2 / E to the statistic, so when that exceeds the critical value the test must reject
+    # (a single pooled tail cell, on target by construction, would contribute nothing)
+    from scipy.stats import chi2
+
+    from specdec_core.lawcheck import pooled_groups
+
+    keys = sorted(law, key=lambda k: float(law[k]), reverse=True)
+    exp = np.array([law[k] * n for k in keys])
+    g = next(g for g in pooled_groups(exp) if keys.index(j) in g)
+    o_g, e_g = sum(samples[keys[i]] for i in g), exp[g].sum()
+    assume((o_g - e_g) ** 2 / e_g > chi2.isf(res.threshold, res.dof))
+    assert res.rejected
 
 
 def test_W1_probability_zero_outcomes_are_impossible():
