@@ -25,7 +25,7 @@ $(BOOK_STAMP): $(STAMP)
 # LAB_ARGS passes extra options, e.g. `make lab LAB_ARGS=--no-browser`. As root (containers),
 # Jupyter refuses to start without --allow-root, so it is added only then.
 # binder/overrides.json makes Lab save widget state with the notebook (see specdec_core/labs/base.py);
-# binder/jupyter-server-extension.json enables specdec_core.nodelay (labs answer ~40 ms sooner).
+# binder/jupyter-server-extension.json enables specdec_core.server.nodelay (labs answer ~25 ms sooner).
 lab: $(STAMP)
 	mkdir -p $(VENV)/share/jupyter/lab/settings && cp binder/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	mkdir -p $(VENV)/etc/jupyter/jupyter_server_config.d && cp binder/jupyter-server-extension.json $(VENV)/etc/jupyter/jupyter_server_config.d/specdec-notebooks.json

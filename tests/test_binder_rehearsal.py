@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "tools" / "book"))
 import binder_rehearsal  # noqa: E402
 
-from specdec_core.nodelay import LOADED as NODELAY_LOADED  # noqa: E402
+from specdec_core.server.nodelay import LOADED as NODELAY_LOADED  # noqa: E402
 
 import placeholders  # noqa: E402
 
@@ -139,7 +139,9 @@ def test_lab_opens_notebook_00_at_the_badge_urlpath_and_its_quiz_answers(binder_
             shots = ROOT / "build" / "screenshots"
             shots.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shots / "binder-00-quiz.png"))
-            assert NODELAY_LOADED in lab.log.read_text(errors="replace"), "specdec_core.nodelay not loaded"
+            assert NODELAY_LOADED in lab.log.read_text(errors="replace"), (
+                "specdec_core.server.nodelay not loaded"
+            )
         except Exception:
             print(lab.log.read_text(errors="replace")[-3000:])
             raise

@@ -1,4 +1,4 @@
-"""specdec_core.nodelay: the Jupyter server extension that sets TCP_NODELAY on kernel WebSockets
+"""specdec_core.server.nodelay: the Jupyter server extension that sets TCP_NODELAY on kernel WebSockets
 (why: its docstring). Enabled the same way by `make lab`, Binder and the browser tests' server."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection
 
-nodelay = pytest.importorskip("specdec_core.nodelay")
-from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection  # noqa: E402
+from specdec_core.server import nodelay
 
 ROOT = Path(__file__).resolve().parents[1]
 ENABLE = ROOT / "binder" / "jupyter-server-extension.json"
@@ -55,8 +55,8 @@ def test_extension_leaves_another_configured_connection_alone():
 
 def test_extension_is_enabled_by_make_lab_binder_and_the_browser_tests():
     enabled = json.loads(ENABLE.read_text())["ServerApp"]["jpserver_extensions"]
-    assert enabled == {"specdec_core.nodelay": True}
-    assert nodelay._jupyter_server_extension_points() == [{"module": "specdec_core.nodelay"}]
+    assert enabled == {"specdec_core.server.nodelay": True}
+    assert nodelay._jupyter_server_extension_points() == [{"module": "specdec_core.server.nodelay"}]
     name = "binder/jupyter-server-extension.json"
     assert f"cp {name} $(VENV)/etc/jupyter/jupyter_server_config.d/" in (ROOT / "Makefile").read_text()
     assert (

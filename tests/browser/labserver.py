@@ -5,7 +5,7 @@
   notebooks/, with an app settings folder holding the project's binder/overrides.json (what
   `make lab` and Binder install) merged with tests/browser/overrides.json (no news prompt, no
   update check, no autosave), and the project's server extension enabled
-  (binder/jupyter-server-extension.json: ``specdec_core.nodelay``, as `make lab` and Binder).
+  (binder/jupyter-server-extension.json: ``specdec_core.server.nodelay``, as `make lab` and Binder).
 """
 
 from __future__ import annotations

@@ -133,8 +133,8 @@ def test_reopen_without_saved_state_shows_the_static_copy(lab, lab_page):
 
 
 def test_server_runs_the_project_extension(lab, page):
-    """The test server enables specdec_core.nodelay as `make lab` and Binder do (its log says so
+    """The test server enables specdec_core.server.nodelay as `make lab` and Binder do (its log says so
     at start-up)."""
-    from specdec_core.nodelay import LOADED
+    from specdec_core.server.nodelay import LOADED
 
     assert LOADED in lab.log_tail(10**7), lab.log_tail()

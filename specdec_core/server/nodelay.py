@@ -21,7 +21,7 @@ from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebso
 
 SETTING = "kernel_websocket_connection_class"
 #: What the server logs (level INFO) once the extension is in use; tests look for it.
-LOADED = "specdec_core.nodelay: TCP_NODELAY on kernel WebSockets"
+LOADED = "specdec_core.server.nodelay: TCP_NODELAY on kernel WebSockets"
 
 
 class NoDelayConnection(ZMQChannelsWebsocketConnection):
@@ -33,7 +33,7 @@ class NoDelayConnection(ZMQChannelsWebsocketConnection):
 
 
 def _jupyter_server_extension_points() -> list[dict]:
-    return [{"module": "specdec_core.nodelay"}]
+    return [{"module": "specdec_core.server.nodelay"}]
 
 
 def _load_jupyter_server_extension(serverapp) -> None:
@@ -45,4 +45,4 @@ def _load_jupyter_server_extension(serverapp) -> None:
         settings[SETTING] = NoDelayConnection
         serverapp.log.info(LOADED)
     else:
-        serverapp.log.info("specdec_core.nodelay: left the configured %s alone", current.__name__)
+        serverapp.log.info("specdec_core.server.nodelay: left the configured %s alone", current.__name__)
