@@ -1,0 +1,149 @@
+"""Where and when a measurement ran: the one machine record, its one writer and its one line.
+
+Every benchmark starts with :meth:`Machine.now` and ends with :meth:`Machine.finished`; every
+notebook prints :meth:`Machine.how`. :func:`vm_hwm_mib` is the one reader of a process's peak
+resident memory.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+from dataclasses import dataclass, replace
+
+__all__ = ["Machine", "cpu_name", "vm_hwm_mib"]
+
+
+def cpu_name() -> str:
+    """The CPU's model name from /proc/cpuinfo (the machine architecture as a fallback)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine() or "unknown CPU"
+
+
+def vm_hwm_mib(pid: int | str = "self") -> float:
+    """Peak resident memory (VmHWM) of process ``pid`` in MiB, from /proc/<pid>/status; NaN where
+    the kernel does not report it."""
+    if not (pid == "self" or (isinstance(pid, int) and not isinstance(pid, bool) and pid > 0)):
+        raise ValueError(f"pid must be 'self' or a positive process id, got {pid!r}")
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def _now_utc() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _load(x) -> tuple[float, float, float] | None:
+    if x is None:
+        return None
+    if not isinstance(x, (list, tuple)) or len(x) != 3:
+        raise ValueError(f"a load average must be three numbers (1, 5, 15 minutes), got {x!r}")
+    return tuple(float(v) for v in x)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """CPU, cores, Python, platform, numpy, BLAS pools (library, threads), the BLAS threads the
+    timed parts used (``threads``; None when a benchmark varies them itself), the UTC date, and the
+    load average (1, 5, 15 min) at the start and at the end (None while running)."""
+
+    cpu: str
+    cores: int
+    python: str
+    platform: str
+    date_utc: str
+    load_avg_start: tuple[float, float, float]
+    numpy: str | None = None
+    blas: tuple[tuple[str, int], ...] = ()
+    threads: int | None = None
+    load_avg_end: tuple[float, float, float] | None = None
+    wall_minutes: float | None = None
+
+    @classmethod
+    def now(cls, threads: int | None = None) -> Machine:
+        """The record of this machine at this moment (the one writer). ``threads``: the BLAS
+        threads the measurement uses (a positive int, or None when it varies them itself)."""
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            raise ValueError(f"threads must be a positive int or None, got {threads!r}")
+        import numpy as np
+        from threadpoolctl import threadpool_info
+
+        return cls(
+            cpu=cpu_name(),
+            cores=os.cpu_count() or 0,
+            python=platform.python_version(),
+            platform=platform.platform(),
+            date_utc=_now_utc(),
+            load_avg_start=tuple(os.getloadavg()),
+            numpy=np.__version__,
+            blas=tuple((str(i.get("internal_api")), int(i.get("num_threads"))) for i in threadpool_info()),
+            threads=threads,
+        )
+
+    def finished(self, wall_minutes: float | None = None) -> Machine:
+        """This record with the load average now (the end of the run) and the wall time."""
+        if wall_minutes is not None and not (isinstance(wall_minutes, (int, float)) and wall_minutes >= 0):
+            raise ValueError(f"wall_minutes must be a non-negative number or None, got {wall_minutes!r}")
+        return replace(self, load_avg_end=tuple(os.getloadavg()), wall_minutes=wall_minutes)
+
+    def how(self, script: str | None = None, *, during: tuple[float, float] | None = None) -> str:
+        """The one line a notebook prints about where and when numbers were measured: CPU,
+        cores, BLAS threads, date, load average at the start → end (or ``during`` = (lowest,
+        highest) over the timed runs), and the ``script`` that measured them."""
+        if self.threads is not None:
+            blas = f"{self.threads} BLAS thread{'s' if self.threads != 1 else ''}"
+        else:
+            blas = "BLAS " + (", ".join(f"{api} × {n} threads" for api, n in self.blas) or "?")
+        if during is not None:
+            load = f"load average {min(during):.1f}–{max(during):.1f} during the timed runs"
+        elif self.load_avg_end is not None:
+            load = f"load average {self.load_avg_start[0]:.1f} → {self.load_avg_end[0]:.1f}"
+        else:
+            load = f"load average {self.load_avg_start[0]:.1f}"
+        parts = [self.cpu, f"{self.cores} cores", blas, self.date_utc, load] + ([script] if script else [])
+        return ", ".join(parts)
+
+    def to_dict(self) -> dict:
+        """The JSON form (lists for tuples)."""
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["blas"] = [list(b) for b in self.blas]
+        for k in ("load_avg_start", "load_avg_end"):
+            d[k] = list(d[k]) if d[k] is not None else None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Machine:
+        """The record from its JSON form; raises ValueError naming a missing or unreadable field."""
+        if not isinstance(d, dict):
+            raise ValueError(f"a machine record must be a JSON object, got {type(d).__name__}")
+        try:
+            return cls(
+                cpu=str(d["cpu"]),
+                cores=int(d["cores"]),
+                python=str(d["python"]),
+                platform=str(d["platform"]),
+                date_utc=str(d["date_utc"]),
+                load_avg_start=_load(d["load_avg_start"]),
+                numpy=d.get("numpy"),
+                blas=tuple((str(a), int(n)) for a, n in d.get("blas") or ()),
+                threads=None if d.get("threads") is None else int(d["threads"]),
+                load_avg_end=_load(d.get("load_avg_end")),
+                wall_minutes=None if d.get("wall_minutes") is None else float(d["wall_minutes"]),
+            )
+        except KeyError as e:
+            raise ValueError(f"the machine record lacks {e.args[0]!r}") from None
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"the machine record is unreadable: {e}") from None
