@@ -26,12 +26,8 @@ by :func:`hardware_from_benchmark`).
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from pathlib import Path
-from statistics import median
 
 from .counts import expected_output_count
 from .distributions import (
@@ -59,14 +55,10 @@ __all__ = [
     "ServingPoint",
     "arithmetic_intensity",
     "break_even_batch",
-    "capstone_cost_curve",
-    "cost_curve_from_results",
-    "describe_machine",
     "float_hardware",
     "get_hardware",
     "hardware_from_benchmark",
     "implied_draft_cost",
-    "load_benchmark",
     "memory_bound_positions",
     "pass_bytes",
     "pass_flops",
@@ -572,105 +564,6 @@ def break_even_batch(
 # ---------------------------------------------------------------- measured curves
 
 
-def _read_spread(raw, where: str) -> dict:
-    """{T: (fastest, middle, slowest) ms} from one stored curve. An entry may be a number, a list
-    of repeats, or a dict with "min" / "median" / "max" (a missing one falls back to the others).
-    Raises ``ValueError`` naming the first unreadable entry, or a curve without T = 1."""
-    if not isinstance(raw, dict):
-        raise ValueError(f"{where} is not a {{T: time}} object")
-    out = {}
-    for T, v in raw.items():
-        try:
-            if isinstance(v, dict):
-                mid = v.get("median", v.get("min"))
-                vals = (v.get("min", mid), mid, v.get("max", mid))
-            elif isinstance(v, (list, tuple)):
-                vals = (min(v), float(median([float(x) for x in v])), max(v))
-            else:
-                vals = (v, v, v)
-            t = _position_key(T)
-            if any(isinstance(x, (bool, str, bytes)) or x is None for x in vals):
-                raise TypeError("not a number")
-            vals = tuple(float(x) for x in vals)
-        except (TypeError, ValueError):
-            raise ValueError(f"{where}: cannot read T={T!r}: {v!r}") from None
-        if t < 1:
-            raise ValueError(f"{where}: T={T!r} is not a positive number of positions")
-        if t in out:
-            raise ValueError(f"{where}: T={T!r} repeats T = {t}")
-        if not all(math.isfinite(x) and x > 0 for x in vals):
-            raise ValueError(f"{where}: T={T} has a non-positive or non-finite time {v!r}")
-        out[t] = vals
-    if 1 not in out:
-        raise ValueError(f"{where} lacks T = 1")
-    return dict(sorted(out.items()))
-
-
-def _position_key(T) -> int:
-    """A curve's key: an int (not a bool) or the canonical decimal string of one ("1", not "01")."""
-    if isinstance(T, str):
-        if not T.lstrip("-").isdigit() or str(int(T)) != T:
-            raise ValueError(f"not a position count: {T!r}")
-        return int(T)
-    return check_int(T, "T", None)
-
-
-def cost_curve_from_results(results, key: str | None = None) -> dict:
-    """{T: ms} — the capstone's cost of scoring T positions in one call, from
-    ``specdec_core/results/llm.json``, read defensively across the formats ``bench_llm.py`` has
-    written: ``results["cost_curve"][key]`` (``key`` default "threads2") or
-    ``results["micro"]["verify_ms"][key]`` (``key`` default "T0", greedy verification). A value
-    may be a number, a list whose first entry is the minimum, or a dict with "min" (else
-    "median"); the minimum is preferred (least disturbed by load elsewhere). Raises
-    ``ValueError`` naming what is missing."""
-    return capstone_cost_curve(results, key)["curve"]
-
-
-def capstone_cost_curve(results, key: str | None = None) -> dict:
-    """Like :func:`cost_curve_from_results`, with where the curve came from: a dict with
-    ``curve`` ({T: fastest ms}), ``spread`` ({T: (fastest, median, slowest) ms}), ``reps``
-    (repeats per size, when known), ``source`` (the JSON path read), ``threads`` (BLAS threads,
-    when the file says) and ``context`` (tokens before the scored positions, when the file says).
-    The one reader of the capstone's measured curve (notebooks 06 and 08 both use it)."""
-    if not isinstance(results, dict):
-        raise ValueError(f"results must be a parsed JSON object, got {type(results).__name__}")
-    machine = results.get("machine") if isinstance(results.get("machine"), dict) else {}
-    old = results.get("cost_curve")
-    micro = results.get("micro")
-    if isinstance(old, dict) and old and (key is None or key in old):
-        k = key or ("threads2" if "threads2" in old else next(iter(old)))
-        if not isinstance(old.get(k), dict):
-            raise ValueError(f"results has no cost curve {k!r} (found {list(old)})")
-        threads = int(k[7:]) if k.startswith("threads") and k[7:].isdigit() else None
-        spread = _read_spread(old[k], f"cost curve {k!r}")
-        lens = {len(v) for v in old[k].values() if isinstance(v, (list, tuple))}
-        return {
-            "curve": {T: v[0] for T, v in spread.items()},
-            "spread": spread,
-            "reps": lens.pop() if len(lens) == 1 else None,
-            "source": f"cost_curve.{k}",
-            "threads": threads,
-            "context": None,
-        }
-    if isinstance(micro, dict) and isinstance(micro.get("verify_ms"), dict):
-        curves = micro["verify_ms"]
-        k = key or ("T0" if "T0" in curves else next(iter(curves), None))
-        if k not in curves or not isinstance(curves[k], dict):
-            raise ValueError(f"results has no cost curve {k!r} (found {list(curves)})")
-        ctx, reps = micro.get("context_tokens"), micro.get("reps")
-        spread = _read_spread(curves[k], f"cost curve {k!r}")
-        return {
-            "curve": {T: v[0] for T, v in spread.items()},
-            "spread": spread,
-            "reps": reps if isinstance(reps, int) else None,
-            "source": f"micro.verify_ms.{k}",
-            "threads": machine.get("blas_threads_used"),
-            "context": int(ctx) if isinstance(ctx, int) else None,
-        }
-    found = list(old or {}) + [f"micro.verify_ms.{c}" for c in ((micro or {}).get("verify_ms") or {})]
-    raise ValueError(f"results has no cost curve {key!r} (found {found})")
-
-
 def relative_cost(curve: dict) -> dict:
     """{T: time(T) ÷ time(1)}: a cost curve in decode steps."""
     if not isinstance(curve, dict) or 1 not in curve:
@@ -723,46 +616,3 @@ def implied_draft_cost(alpha, gamma, speedup):
     s = _positive(speedup, "speedup", "a positive speed-up")
     ek = expected_output_count(check_probability(alpha, "alpha"), g)
     return (_div(ek, s) - 1) / g
-
-
-#: Where the benchmarks store the results the notebooks read: inside the package
-#: (``specdec_core/results``, package data), so an installed copy carries them too.
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
-
-
-def load_benchmark(name: str, results_dir=None) -> dict:
-    """The parsed JSON file ``name`` (e.g. "hardware.json", "llm.json") from
-    ``specdec_core/results`` (or ``results_dir``); found from the package, not the working
-    directory, so a notebook opened anywhere reads the same file."""
-    if not isinstance(name, str) or not name.endswith(".json") or "/" in name:
-        raise ValueError(f"name must be a file name ending in .json, got {name!r}")
-    path = Path(results_dir) / name if results_dir is not None else RESULTS_DIR / name
-    if not path.exists():
-        raise ValueError(f"no stored results {path}: run benchmarks/{name.replace('.json', '')} first")
-    return json.loads(path.read_text())
-
-
-def describe_machine(results) -> str:
-    """One line about where stored results were measured (CPU, cores, BLAS threads, date, load
-    average at the start and end), read defensively: missing fields show as "?"."""
-    if not isinstance(results, dict):
-        raise ValueError(f"results must be a parsed JSON object, got {type(results).__name__}")
-    m = results.get("machine") if isinstance(results.get("machine"), dict) else {}
-
-    def load(key):
-        v = m.get(key)
-        try:
-            return f"{float(v[0]):.1f}"
-        except (TypeError, ValueError, IndexError, KeyError):
-            return "?"
-
-    blas = m.get("blas")
-    threads = (
-        ", ".join(f"{b[0]} × {b[1]} threads" for b in blas if isinstance(b, (list, tuple)) and len(b) == 2)
-        if isinstance(blas, list)
-        else "?"
-    )
-    return (
-        f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, BLAS {threads or '?'}, "
-        f"{m.get('date_utc', '?')}, load average {load('load_avg_start')} → {load('load_avg_end')}"
-    )

@@ -344,6 +344,11 @@ import specdec_core.timing  # noqa: E402, F401
 from specdec_core import multidraft as md  # noqa: E402
 from specdec_core import roofline as RF  # noqa: E402
 from specdec_core import trees as tr  # noqa: E402
+from specdec_core.measured import CostCurve  # noqa: E402
+
+
+def _curve(points):
+    return CostCurve.from_json({"source": "test", "points": points})
 from specdec_core.distributions import SUM_TOL  # noqa: E402
 
 R = np.random.default_rng
@@ -644,19 +649,34 @@ ISSUE27 = [
         "positions must be",
     ),
     (
-        "A7 T=0 and T=-2",
-        lambda: RF.cost_curve_from_results({"cost_curve": {"threads2": {"1": 3, "0": 4, "-2": 5}}}),
-        "is not a positive number of positions",
+        "A7 T=-2",
+        lambda: _curve(
+            [
+                {"at": 1, "median": 3.0, "min": 3.0, "max": 3.0},
+                {"at": -2, "median": 5.0, "min": 5.0, "max": 5.0},
+            ]
+        ),
+        "size -2 is not a non-negative int",
     ),
     (
         "A7 boolean time",
-        lambda: RF.cost_curve_from_results({"cost_curve": {"threads2": {"1": True}}}),
-        "cannot read T='1'",
+        lambda: _curve([{"at": 1, "median": True, "min": 1.0, "max": 1.0}]),
+        "median True is not a number",
     ),
     (
         "A7 duplicate T",
-        lambda: RF.cost_curve_from_results({"cost_curve": {"threads2": {"1": 3, "01": 4}}}),
-        "cannot read T='01'",
+        lambda: _curve(
+            [
+                {"at": 1, "median": 3.0, "min": 3.0, "max": 3.0},
+                {"at": 1, "median": 4.0, "min": 4.0, "max": 4.0},
+            ]
+        ),
+        "size 1 repeats",
+    ),
+    (
+        "A7 string T",
+        lambda: _curve([{"at": "1", "median": 3.0, "min": 3.0, "max": 3.0}]),
+        "size '1' is not an int",
     ),
     ("A8 infinite time", lambda: RF.relative_cost({1: float("inf"), 2: 1.0}), "curve[1] must be finite"),
     ("A8 negative time", lambda: RF.relative_cost({1: 2, 2: -1}), "curve[2] must be non-negative"),

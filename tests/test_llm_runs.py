@@ -97,31 +97,34 @@ def test_report_reads_the_stored_results():
     import matplotlib.pyplot as plt
 
     from specdec_core.llm import report
+    from specdec_core.measured import read_capstone
     from specdec_core.plots import llm as llm_figures
 
-    res = report.load_results()
-    assert {"machine", "memory", "calibration", "micro", "predictions", "runs", "law", "sweep"} <= set(res)
-    assert res["machine"]["blas_threads_used"] == 1 and res["sweep"]["reps"] >= 3
-    assert "cores" in report.how(res) and "load average" in report.how(res)
-    assert len(report.summary_table(res)) == 1 + 6
-    assert report.time_breakdown_lines(res) and report.margin_lines(res) and report.law_lines(res)
+    cap = read_capstone()
+    assert cap.machine.threads == 1 and cap.sweep.reps >= 3
+    assert "cores" in cap.how() and "load average" in cap.how()
+    assert len(report.summary_table(cap)) == 1 + 6
+    assert report.time_breakdown_lines(cap) and report.margin_lines(cap) and report.law_lines(cap)
     for fig in (
-        llm_figures.speedup_figure(res),
-        llm_figures.cost_figure(res),
-        llm_figures.exit_figure(res),
-        llm_figures.prediction_figure(res),
+        llm_figures.speedup_figure(cap),
+        llm_figures.cost_figure(cap),
+        llm_figures.exit_figure(cap),
+        llm_figures.prediction_figure(cap),
+        llm_figures.pay_figure(cap),
     ):
         assert fig.axes
         plt.close(fig)
     # every configuration was repeated, and predicted before it ran
-    assert all(r["decode_tokens_per_s"]["n"] == res["sweep"]["reps"] for r in res["runs"])
-    assert all("prediction_error" in r for r in res["runs"])
-    law = res["law"]
-    assert law["power"] >= 0.9 and law["alpha"] >= 0.3
-    assert law["broken_corrects_from_p"]["rejected"] and not law["correct"]["rejected"]
-    assert all(v["vm_hwm_mib"] < 1024 for v in res["memory"].values())
-    q = report.MEASURE_QUESTION
-    assert 0 <= q.answer < len(q.options)
+    assert all(r.decode_tokens_per_s.n == cap.sweep.reps for r in cap.runs.values())
+    assert all(r.prediction_error is not None for r in cap.runs.values())
+    assert set(cap.predictions) == set(cap.runs)
+    law = cap.law
+    assert law.power >= 0.9 and law.alpha >= 0.3
+    assert law.broken_corrects_from_p.rejected and not law.correct.rejected
+    assert all(v.vm_hwm_mib < 1024 for v in cap.memory.values())
+    # the library's break-even α and ceiling agree with what the benchmark stored
+    assert report.break_even(cap, "feature", 1) == cap.break_even_alpha[(1.0, "feature", 1)]
+    assert 1 < report.ceiling(cap, 7) < 8
 
 
 def test_spread_formatting():
@@ -129,4 +132,6 @@ def test_spread_formatting():
 
     assert report.decimals_for(1.7, 2.1) == 1 and report.decimals_for(1.71, 1.74) == 2
     assert report.decimals_for(10, 14) == 0 and report.decimals_for(2.0, 2.0) == 2
-    assert report.fmt_spread({"median": 1.93, "min": 1.71, "max": 2.08}, "×") == "×1.9 (1.7–2.1)"
+    from specdec_core.measured import Spread
+
+    assert report.fmt_spread(Spread(1.93, 1.71, 2.08), "×") == "×1.9 (1.7–2.1)"

@@ -35,3 +35,73 @@ def test_machine_refuses_bad_input():
 
 def test_vm_hwm_reads_this_process():
     assert vm_hwm_mib() > 1
+
+
+# ---------------------------------------------------------------- where the results live, readers
+
+
+def test_results_are_found_from_the_package(tmp_path):
+    from specdec_core.measured import RESULTS_DIR, read_stored, results_path
+
+    assert results_path("llm.json") == RESULTS_DIR / "llm.json" and RESULTS_DIR.name == "results"
+    with pytest.raises(ValueError, match="name"):
+        results_path("../x.json")
+    with pytest.raises(ValueError, match="no stored results"):
+        read_stored("hardware.json", tmp_path)
+    with pytest.raises(ValueError, match="read_capstone"):
+        read_stored("llm.json")
+    for name in ("hardware.json", "passcost.json", "features.json", "rounding.json"):
+        st = read_stored(name)
+        assert st.machine.cores >= 1 and st.script.startswith("benchmarks/") and st.how().endswith(st.script)
+
+
+def test_capstone_is_typed_and_round_trips(tmp_path):
+    from specdec_core.measured import Config, read_capstone, write_capstone
+
+    cap = read_capstone()
+    assert all(isinstance(c.temperature, float) and isinstance(c.gamma, int) for c in cap.runs)
+    assert set(cap.micro.verify) == {0.0, 1.0} and all(isinstance(t, float) for t in cap.micro.verify)
+    assert cap.run("copy", 0, "lookup", 7).config == Config("copy", 0.0, "lookup", 7)
+    with pytest.raises(ValueError, match="no run"):
+        cap.run("copy", 0.5, "lookup", 7)
+    write_capstone(cap, tmp_path / "llm.json")
+    assert read_capstone(tmp_path / "llm.json") == cap
+    with pytest.raises(ValueError, match="gamma is 0 exactly"):
+        Config("copy", 0.0, "plain", 3)
+
+
+def test_old_format_is_refused_with_the_converter_named(tmp_path):
+    from specdec_core.measured import read_capstone
+
+    (tmp_path / "llm.json").write_text(json.dumps({"micro": {"verify_ms": {"T0": {"1": {"median": 1.0}}}}}))
+    with pytest.raises(ValueError, match="convert_results"):
+        read_capstone(tmp_path / "llm.json")
+
+
+def test_measured_pass_costs_never_raises(tmp_path):
+    from specdec_core.measured import capstone_cost_curve, measured_pass_costs, read_capstone
+
+    cost, how = measured_pass_costs(tmp_path / "missing.json")
+    assert cost is None and how.startswith("no measured cost curve")
+    for i, bad in enumerate(("{not json", json.dumps([1, 2]), json.dumps({"schema": 2}))):
+        f = tmp_path / f"bad{i}.json"
+        f.write_text(bad)
+        cost, how = measured_pass_costs(f)
+        assert cost is None and how.startswith("no measured cost curve"), bad
+    cost, how = measured_pass_costs()
+    curve = capstone_cost_curve(read_capstone())
+    assert cost == curve.spread() and cost[1][0] <= cost[1][1] <= cost[1][2]
+    assert "1 BLAS thread," in how and f"{curve.reps} repeats per size" in how
+    with pytest.raises(ValueError, match="temperature"):
+        capstone_cost_curve(read_capstone(), temperature=0.5)
+
+
+def test_cost_curve_refuses_bad_points():
+    from specdec_core.measured import CostCurve, Spread
+
+    with pytest.raises(ValueError, match="no points"):
+        CostCurve({})
+    with pytest.raises(ValueError, match="positive finite"):
+        CostCurve({1: Spread(-1.0, -1.0, -1.0)})
+    c = CostCurve({1: Spread(2.0, 1.0, 3.0, 5), 2: Spread(4.0, 3.0, 5.0, 5)}, "x", reps=5)
+    assert CostCurve.from_json(c.to_json()) == c and c.median() == {1: 2.0, 2: 4.0} and c.fastest()[1] == 1.0

@@ -189,14 +189,10 @@ def _thread_rec(res, threads):
     return t[str(threads)] if str(threads) in t else t[threads]
 
 
-def how(res) -> str:
-    """Where, when and how the stored pass costs were measured."""
-    m = res["machine"]
-    la = m.get("load_avg_start", ["?"])[0], (m.get("load_avg_end") or ["?"])[0]
-    return (
-        f"{m['cpu']}, {m['cores']} cores, {m['date_utc']}, load average {la[0]:.1f} → {la[1]:.1f}; "
-        f"{res['how']}; benchmarks/bench_passcost.py"
-    )
+def how(pc) -> str:
+    """Where, when and how the stored pass costs were measured (``pc``: the stored passcost.json,
+    :func:`specdec_core.measured.read_stored`)."""
+    return f"{pc.how()}; {pc['how']}"
 
 
 def input_lines(res, threads: int = 1) -> list:

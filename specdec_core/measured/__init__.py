@@ -6,6 +6,35 @@ This is the I/O layer: the pure modules (``specdec_core/*.py``) never open files
 from a measurement reaches them as a record from here.
 """
 
+from .capstone import (
+    Capstone,
+    Config,
+    Run,
+    capstone_cost_curve,
+    measured_pass_costs,
+    read_capstone,
+    write_capstone,
+)
 from .machine import Machine, cpu_name, vm_hwm_mib
+from .records import CostCurve, Paired, Spread
+from .store import RESULTS_DIR, Stored, read_stored, results_path
 
-__all__ = ["Machine", "cpu_name", "vm_hwm_mib"]
+__all__ = [
+    "RESULTS_DIR",
+    "Capstone",
+    "Config",
+    "CostCurve",
+    "Machine",
+    "Paired",
+    "Run",
+    "Spread",
+    "Stored",
+    "capstone_cost_curve",
+    "cpu_name",
+    "measured_pass_costs",
+    "read_capstone",
+    "read_stored",
+    "results_path",
+    "vm_hwm_mib",
+    "write_capstone",
+]

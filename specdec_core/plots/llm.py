@@ -1,5 +1,5 @@
-"""Figures of the real-model measurement (notebook 09), drawn from the results file that
-``benchmarks/bench_llm.py`` writes (:mod:`specdec_core.llm.report` reads it)."""
+"""Figures of the real-model measurement (notebook 09), drawn from the capstone's typed results
+(:func:`specdec_core.measured.read_capstone`)."""
 
 from __future__ import annotations
 
@@ -18,27 +18,23 @@ DRAFT_STYLE = {
 WORKLOAD_COLOR = {"copy": COLORS["accepted"], "code": COLORS["target"], "story": COLORS["draft"]}
 
 
-def speedup_figure(res, key="speedup_decode"):
+def speedup_figure(cap, key: str = "speedup_decode"):
     """Speed-up over plain decoding against γ: rows greedy / temperature 1, columns the three
     workloads, one line per draft; markers at the median, bars from min to max of the repeats."""
     fig, axes = plt.subplots(2, 3, figsize=(7.8, 4.9), sharex=True, layout="constrained")
-    top = max(r[key]["max"] for r in res["runs"] if r["draft"] != "plain")
+    top = max(getattr(r, key).max for c, r in cap.runs.items() if c.draft != "plain")
     for i, t in enumerate((0.0, 1.0)):
         for j, w in enumerate(report.WORKLOADS):
             ax = axes[i, j]
             ax.axhline(1.0, color=COLORS["ink"], lw=0.8, ls="--")
             for d, (col, mk) in DRAFT_STYLE.items():
-                sel = sorted(report.runs(res, workload=w, temperature=t, draft=d), key=lambda r: r["gamma"])
+                sel = sorted(cap.select(workload=w, temperature=t, draft=d), key=lambda r: r.config.gamma)
                 if not sel:
                     continue
-                g = np.array([r["gamma"] for r in sel])
-                med = np.array([r[key]["median"] for r in sel])
-                err = np.array(
-                    [
-                        [m - r[key]["min"] for m, r in zip(med, sel)],
-                        [r[key]["max"] - m for m, r in zip(med, sel)],
-                    ]
-                )
+                g = np.array([r.config.gamma for r in sel])
+                sp = [getattr(r, key) for r in sel]
+                med = np.array([s.median for s in sp])
+                err = np.array([[s.median - s.min for s in sp], [s.max - s.median for s in sp]])
                 ax.errorbar(
                     g, med, yerr=err, color=col, marker=mk, ms=4, lw=1.2, capsize=2, label=report.DRAFTS[d]
                 )
@@ -55,23 +51,23 @@ def speedup_figure(res, key="speedup_decode"):
     return fig
 
 
-def cost_figure(res):
+def cost_figure(cap):
     """Left: milliseconds of one target call scoring T positions (both temperatures) and one
     draft call proposing γ tokens. Right: the ceiling T ÷ (cost(T)/cost(1)) a free, always
     accepted draft would reach."""
     fig, axes = plt.subplots(1, 2, figsize=(7.8, 3.2), layout="constrained")
-    mic = res["micro"]
+    mic = cap.micro
     for t, col, lab in (
-        ("T0", COLORS["draft"], "target call, greedy"),
-        ("T1", COLORS["target"], "target call, T = 1"),
+        (0.0, COLORS["draft"], "target call, greedy"),
+        (1.0, COLORS["target"], "target call, T = 1"),
     ):
-        c = mic["verify_ms"][t]
+        c = mic.verify[t].points
         Ts = sorted(c)
-        med = [c[T]["median"] for T in Ts]
+        med = [c[T].median for T in Ts]
         axes[0].errorbar(
             Ts,
             med,
-            yerr=[[m - c[T]["min"] for m, T in zip(med, Ts)], [c[T]["max"] - m for m, T in zip(med, Ts)]],
+            yerr=[[m - c[T].min for m, T in zip(med, Ts)], [c[T].max - m for m, T in zip(med, Ts)]],
             color=col,
             marker="o",
             ms=3,
@@ -81,11 +77,9 @@ def cost_figure(res):
         )
         axes[1].plot(Ts, [T / (m / med[0]) for T, m in zip(Ts, med)], "o-", ms=3, color=col, label=lab)
     for d, (col, mk) in DRAFT_STYLE.items():
-        c = mic["draft_ms"][d]
+        c = mic.draft[d].median()
         gs = [g for g in sorted(c) if g > 0]
-        axes[0].plot(
-            gs, [c[g]["median"] for g in gs], mk + ":", color=col, ms=4, label=f"draft: {report.DRAFTS[d]}"
-        )
+        axes[0].plot(gs, [c[g] for g in gs], mk + ":", color=col, ms=4, label=f"draft: {report.DRAFTS[d]}")
     axes[1].plot([1, 16], [1, 16], "--", color=COLORS["discarded"], lw=1, label="free batching")
     axes[0].set(
         xlabel="T positions (target) or γ proposals (draft)",
@@ -99,17 +93,16 @@ def cost_figure(res):
     return fig
 
 
-def exit_figure(res):
+def exit_figure(cap):
     """α of the early-exit draft against the layers kept, trained map vs plain layer skip, and
     the cost of one draft step against one target step."""
     fig, axes = plt.subplots(1, 2, figsize=(7.8, 3.1), layout="constrained")
-    a = res["calibration"]["exit_alpha"]
-    for t, ls, lab in (("T1", "-", "T = 1: Σ min(p, q)"), ("T0", ":", "greedy: argmax agrees")):
+    ex = cap.calibration.exit
+    ks = sorted(ex)
+    for t, ls, lab in ((1.0, "-", "T = 1: Σ min(p, q)"), (0.0, ":", "greedy: argmax agrees")):
         for kind, col in (("trained", COLORS["target"]), ("untrained", COLORS["discarded"])):
-            ks = sorted(a[t][kind])
-            axes[0].plot(
-                ks, [a[t][kind][k] for k in ks], ls, marker="o", ms=3, color=col, label=f"{kind}, {lab}"
-            )
+            a = [getattr(ex[k], f"alpha_{kind}")[t] for k in ks]
+            axes[0].plot(ks, a, ls, marker="o", ms=3, color=col, label=f"{kind}, {lab}")
     axes[0].set(
         xlabel="k: target layers the draft runs (of 30)",
         ylabel="α per proposal",
@@ -117,9 +110,8 @@ def exit_figure(res):
         title="Acceptance (held-out calibration text)",
     )
     axes[0].legend(fontsize=6.5)
-    step = res["calibration"]["exit_step_ms"]
-    ks = sorted(step)
-    one = res["micro"]["verify_ms"]["T1"][1]["median"]
+    step = {k: ex[k].step_ms for k in ks}
+    one = cap.micro.verify[1.0].points[1].median
     axes[1].plot(
         ks, [step[k] / one for k in ks], "o-", color=COLORS["draft"], ms=3, label="draft step ÷ target step"
     )
@@ -139,27 +131,26 @@ def exit_figure(res):
     return fig
 
 
-def prediction_figure(res):
+def prediction_figure(cap):
     """Predicted (before the run) against measured decode-only tokens/s, and the errors."""
     fig, axes = plt.subplots(1, 2, figsize=(7.8, 3.4), layout="constrained")
     ax = axes[0]
     hi = 0
-    for r in res["runs"]:
-        if "predicted_tokens_per_s" not in r:
+    for c, r in cap.runs.items():
+        if r.predicted_tokens_per_s is None:
             continue
-        m = r["decode_tokens_per_s"]
-        mk = "o" if r["temperature"] == 0 else "^"
+        m = r.decode_tokens_per_s
         ax.errorbar(
-            [m["median"]],
-            [r["predicted_tokens_per_s"]],
-            xerr=[[m["median"] - m["min"]], [m["max"] - m["median"]]],
-            fmt=mk,
+            [m.median],
+            [r.predicted_tokens_per_s],
+            xerr=[[m.median - m.min], [m.max - m.median]],
+            fmt="o" if c.temperature == 0 else "^",
             ms=4,
-            color=WORKLOAD_COLOR[r["workload"]],
+            color=WORKLOAD_COLOR[c.workload],
             elinewidth=0.8,
-            mfc="none" if r["temperature"] else None,
+            mfc="none" if c.temperature else None,
         )
-        hi = max(hi, m["max"], r["predicted_tokens_per_s"])
+        hi = max(hi, m.max, r.predicted_tokens_per_s)
     ax.plot([0, hi * 1.05], [0, hi * 1.05], "--", color=COLORS["ink"], lw=1)
     for w, col in WORKLOAD_COLOR.items():
         ax.plot([], [], "o", color=col, label=w)
@@ -171,7 +162,7 @@ def prediction_figure(res):
         title="Prediction vs measurement",
     )
     ax.legend(fontsize=6.5)
-    errs = [100 * e for _, e in report.prediction_errors(res)]
+    errs = [100 * e for _, e in report.prediction_errors(cap)]
     axes[1].hist(
         errs,
         bins=np.arange(np.floor(min(errs) / 5) * 5, max(errs) + 5, 5),
@@ -185,14 +176,14 @@ def prediction_figure(res):
     return fig
 
 
-def pay_figure(res):
+def pay_figure(cap):
     """Which drafts pay: tokens per round (measured, median of repeats) against what a round
     costs in plain decoding steps (from the micro-benchmarks), greedy and temperature 1, one
     marker per draft, γ and workload. Above the diagonal a round emits more tokens than the plain
     steps it costs: speculation pays."""
     fig, axes = plt.subplots(1, 2, figsize=(7.8, 3.4), layout="constrained")
     for ax, t in zip(axes, (0.0, 1.0)):
-        pts = report.pay_points(res, temperature=t)
+        pts = report.pay_points(cap, temperature=t)
         top = max([c for *_, c, _k in pts] + [k for *_, k in pts] + [2.0]) * 1.08
         ax.plot([0, top], [0, top], color=COLORS["ink"], lw=0.8, ls="--")
         ax.text(top * 0.97, top * 0.9, "pays above", ha="right", va="top", fontsize=7)
