@@ -26,7 +26,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -38,8 +37,10 @@ from threadpoolctl import threadpool_limits
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-import benchinfo  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import convert_results  # noqa: E402
 
+from specdec_core.counts import expected_output_count  # noqa: E402
 from specdec_core.llm import (  # noqa: E402
     CachedTarget,
     PromptLookupDraft,
@@ -65,35 +66,18 @@ from specdec_core.llm.workloads import (  # noqa: E402
     split_by_module,
     workload_prompt,
 )
+from specdec_core.measured import Machine, read_capstone, vm_hwm_mib, write_capstone  # noqa: E402
+from specdec_core.measured.capstone import LawTest, law_strip  # noqa: E402
+from specdec_core.measured.records import from_json  # noqa: E402
+from specdec_core.measured.store import write_json  # noqa: E402
 from specdec_core.repeats import paired_ratio  # noqa: E402
 
 MAX_NEW = {"copy": 96, "code": 64, "story": 64}
 DRAFT_NAMES = ("lookup", "ngram", "exit", "feature")
 
 
-def compact_number_lists(text):
-    """Put lists of plain numbers on one line in the indented JSON."""
-    return re.sub(
-        r"\[\s+([-+\d.eE,\s]+?)\s+\]",
-        lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]",
-        text,
-    )
-
-
-def machine():
-    return benchinfo.machine(blas=True)
-
-
 def log(*a):
     print(*a, flush=True)
-
-
-def vm_hwm_mib(pid="self"):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 PROBE = r"""
@@ -107,8 +91,8 @@ s = time.perf_counter() - t
 g = CachedTarget(lm.model, 0.0)
 out = autoregressive_generate(g, tuple(lm.codec.encode("The capital of France is")), max_new_tokens=4,
                               rng=np.random.default_rng(0))
-hwm = [int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM')][0]
-print("PROBE", lm.info.from_cache, round(s, 2), hwm, repr(lm.codec.decode(out.tokens)))
+from specdec_core.measured import vm_hwm_mib
+print("PROBE", lm.info.from_cache, round(s, 2), vm_hwm_mib(), repr(lm.codec.decode(out.tokens)))
 """
 
 
@@ -133,7 +117,7 @@ def memory_probe(first_load: bool):
             out[name] = {
                 "from_cache": from_cache == "True",
                 "seconds": float(secs),
-                "vm_hwm_mib": int(hwm) / 1024,
+                "vm_hwm_mib": float(hwm),
                 "text": text,
             }
     return out
@@ -245,19 +229,17 @@ def main():
         *(("benchmarks", "results", "llm-quick.json") if quick else ("specdec_core", "results", "llm.json")),
     )
     t_start = time.perf_counter()
-    info = machine()
-    info["blas_threads_used"] = args.threads
+    info = Machine.now(threads=args.threads).to_dict()
     log("machine:", info)
     out = {"machine": info, "quick": quick}
 
     def save():
-        info["load_avg_end"] = os.getloadavg()
-        info["wall_minutes"] = (time.perf_counter() - t_start) / 60
+        out["machine"] = Machine.from_dict(info).finished((time.perf_counter() - t_start) / 60).to_dict()
         out["process_vm_hwm_mib"] = vm_hwm_mib()
-        text = json.dumps(out, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
-        os.makedirs(os.path.dirname(out_path), exist_ok=True)
-        with open(out_path, "w") as f:
-            f.write(compact_number_lists(text) + "\n")
+        if "runs" in out:  # complete: the typed form (schema 2), what read_capstone reads back
+            write_json(out_path, convert_results.llm(json.loads(json.dumps(out, default=_plain))))
+        else:  # a partial run is kept in the old nested form, for the log
+            write_json(out_path + ".partial", out)
 
     out["memory"] = memory_probe(first_load=True) if not quick else {}
     log("memory:", out["memory"])
@@ -367,7 +349,7 @@ def main():
         def iid_speed(alpha, k):
             best = 0
             for g in (1, 2, 3):
-                ek = (1 - alpha ** (g + 1)) / (1 - alpha)
+                ek = expected_output_count(alpha, g)
                 best = max(best, ek / (g * step[k] + v1[g + 1]) * v1[1])
             return best
 
@@ -564,12 +546,11 @@ def main():
 
 
 def law_only(args):
-    """Section 5 alone, written into the stored results file with its own date (the rest of the
-    file is untouched): calibration sequences and exit maps exactly as in a full run (same seeds,
-    same prompts), then :func:`law_section`."""
+    """Section 5 alone, written into the stored results with its own date (the rest untouched,
+    the earlier outcome kept in ``law_history``): calibration sequences and exit maps exactly as in
+    a full run (same seeds, same prompts), then :func:`law_section`."""
     path = args.out or os.path.join(ROOT, "specdec_core", "results", "llm.json")
-    with open(path) as f:
-        out = json.load(f)
+    cap = read_capstone(path)
     t = time.perf_counter()
     with threadpool_limits(args.threads):
         lm = load_model()
@@ -581,19 +562,16 @@ def law_only(args):
         law = law_section(lm, maps, ks, False)
     law["seconds"] = time.perf_counter() - t
     law["rerun"] = {
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "why": "law test re-run alone (bench_llm.py --law-only) after the chi-square test began pooling rare "
-        "outcomes into groups each expected at least min_expected times (lawcheck.pooled_groups); "
-        "sample size for power 0.99",
+        "date_utc": Machine.now().date_utc,
+        "why": "law test re-run alone (bench_llm.py --law-only)",
     }
-    if "law" in out:  # keep every earlier outcome: a miss is part of the record
-        old = {k: v for k, v in out["law"].items() if k != "top"}
-        out.setdefault("law_history", []).append(old)
-    out["law"] = law
-    text = json.dumps(out, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
-    with open(path, "w") as f:
-        f.write(compact_number_lists(text) + "\n")
-    log("law:", {k: v for k, v in law.items() if k != "top"})
+    rec = from_json(LawTest, json.loads(json.dumps(law, default=_plain)))
+    write_capstone(cap.with_law(rec), path)
+    log("law:", law_strip(rec))
+
+
+def _plain(o):
+    return o.item() if hasattr(o, "item") else str(o)
 
 
 def teacher_alpha(lm, name, make_draft, prompt, traj):

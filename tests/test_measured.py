@@ -105,3 +105,26 @@ def test_cost_curve_refuses_bad_points():
         CostCurve({1: Spread(-1.0, -1.0, -1.0)})
     c = CostCurve({1: Spread(2.0, 1.0, 3.0, 5), 2: Spread(4.0, 3.0, 5.0, 5)}, "x", reps=5)
     assert CostCurve.from_json(c.to_json()) == c and c.median() == {1: 2.0, 2: 4.0} and c.fastest()[1] == 1.0
+
+
+def test_the_benchmark_writer_round_trips_through_the_reader(tmp_path):
+    """bench_llm keeps its nested dict while it runs and writes it through the converter's
+    ``llm``: an old-form record (the last stored one, rebuilt) read back equals the stored one."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root / "tools"))
+    import convert_results
+
+    from specdec_core.measured import read_capstone
+    from specdec_core.measured.store import write_json
+
+    old = subprocess.run(
+        ["git", "show", "508358e:specdec_core/results/llm.json"], cwd=root, capture_output=True, text=True
+    )
+    if old.returncode:
+        pytest.skip("no git history here")
+    write_json(tmp_path / "llm.json", convert_results.llm(json.loads(old.stdout)))
+    assert read_capstone(tmp_path / "llm.json") == read_capstone()
