@@ -1,49 +1,55 @@
-"""Measure verify_batch against the memory-traffic floor and a per-row loop; sampler rounds/s.
+"""Measure verify_batch against the memory-traffic floor, per check; a per-row loop; rounds/s.
 
-    .venv/bin/python benchmarks/bench_verify_batch.py
+    .venv/bin/python benchmarks/bench_verify_batch.py [--repeats N] [--against REV] [--no-store]
 
-Prints *measured* times on this machine (median of repeats, time.perf_counter), and ratios:
-  verify_batch / read-everything floor   (goal: well under 1 — it reads only what it needs)
-  verify_batch / per-row Python loop
+The floor is reading both input arrays once (``P.sum(), Q.sum()``). Each repeat times the floor
+and every variant back to back, in a rotating order (interleaved), so load that comes and goes
+hits them alike; a variant's ratio is the median over repeats of (its time / the floor's time in
+the same repeat). Variants: ``check="used"`` (the default), ``"none"`` (validated upstream),
+``"all"``; with ``--against REV``, also the ``verify_batch`` of git revision REV (its
+``specdec_core/sampling.py`` or ``batch.py``, loaded into a temporary module) — the before of a
+change, in the same run.
+
+Goals (issue 24 item 9), in one run, B = 64, γ = 4, V = 32,000, float32 and float64:
+  check="used" (default) ≤ 1.0 × the floor,   check="none" ≤ 0.5 × the floor.
+
+Writes benchmarks/results/verify_batch.json (machine record, date, load, repeats, medians, ratios)
+unless --no-store.
 """
 
 from __future__ import annotations
 
-import platform
+import argparse
+import importlib.util
+import pathlib
+import re
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
 
 from specdec_core import speculative_generate, verify_batch
+from specdec_core.distributions import draw
+from specdec_core.measured import Machine
+from specdec_core.measured.store import write_json
 from specdec_core.toy import toy_draft, toy_target
 
-
-def median_ms(fn, repeats=15, warmup=2):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "verify_batch.json"
+GOALS = {"used": 1.0, "none": 0.5}
 
 
 def make_batch(B, gamma, V, rng, dtype=np.float32):
+    """Target rows uniform-ish, draft rows peaked (a poor draft: most rounds reject early), the
+    drafted tokens drawn from the draft rows by the library's one sampler."""
     P = rng.random((B, gamma + 1, V), dtype=np.float32).astype(dtype)
     P /= P.sum(-1, keepdims=True)
     Q = rng.random((B, gamma, V), dtype=np.float32).astype(dtype) ** 3
     Q /= Q.sum(-1, keepdims=True)
-    X = np.stack(
-        [
-            [
-                rng.choice(V, p=Q[b, i].astype(np.float64) / Q[b, i].astype(np.float64).sum())
-                for i in range(gamma)
-            ]
-            for b in range(B)
-        ]
-    )
+    X = np.array([[draw(Q[b, i], rng) for i in range(gamma)] for b in range(B)], dtype=np.int64)
     return P, Q, X
 
 
@@ -60,44 +66,145 @@ def per_row_loop(P, Q, X, rng):
                 n = i
                 break
         row = np.maximum(p[n] - q[n], 0) if n < g1 - 1 else p[n]
-        out_n[b], out_t[b] = n, rng.choice(V, p=row / row.sum())
+        out_n[b], out_t[b] = n, draw(row, rng)
     return out_n, out_t
 
 
-def main(B=64, gamma=4, V=32000):
-    rng = np.random.default_rng(0)
-    print(
-        f"machine: {platform.machine()}, {platform.processor() or '?'}, python {platform.python_version()}, numpy {np.__version__}"
-    )
-    for dtype in (np.float32, np.float64):
-        P, Q, X = make_batch(B, gamma, V, rng, dtype)
-        mb = (P.nbytes + Q.nbytes) / 1e6
-        floor = median_ms(lambda: (P.sum(), Q.sum()))
-        vb = median_ms(lambda: verify_batch(P, Q, X, rng))
-        vb_all = median_ms(lambda: verify_batch(P, Q, X, rng, check_all=True), repeats=5)
-        loop = median_ms(lambda: per_row_loop(P, Q, X, rng), repeats=5)
-        print(f"\n[measured] B={B}, gamma={gamma}, V={V}, {np.dtype(dtype).name}: inputs {mb:.1f} MB")
-        print(f"  read-everything floor (sum of both arrays): {floor:8.2f} ms")
-        print(f"  verify_batch:                              {vb:8.2f} ms   ratio to floor {vb / floor:.2f}")
-        print(
-            f"  verify_batch(check_all=True):              {vb_all:8.2f} ms   ratio to floor {vb_all / floor:.2f}"
-        )
-        print(
-            f"  per-row Python loop:                       {loop:8.2f} ms   verify_batch is {loop / vb:.1f}x faster"
-        )
-    T, D = toy_target(), toy_draft()
-    r = np.random.default_rng(1)
+def verify_batch_at(rev: str):
+    """``verify_batch`` as it was at git revision ``rev``, loaded into a temporary module."""
+    for path in ("specdec_core/batch.py", "specdec_core/sampling.py"):
+        shown = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True, text=True)
+        if shown.returncode == 0 and "def verify_batch(" in shown.stdout:
+            break
+    else:
+        raise SystemExit(f"--against {rev}: no verify_batch in specdec_core/batch.py or sampling.py")
+    src = re.sub(r"from \.(\w)", r"from specdec_core.\1", shown.stdout)  # relative → absolute
+    tmp = pathlib.Path(tempfile.mkdtemp()) / f"verify_batch_{rev[:10]}.py"
+    tmp.write_text(src)
+    spec = importlib.util.spec_from_file_location(tmp.stem, tmp)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.verify_batch
+
+
+def interleaved(fns: dict, repeats: int, warmup: int = 2) -> dict:
+    """Times (ms) of each callable over ``repeats`` rounds, all of them once per round in a
+    rotating order (the floor first in the dict: ratios are taken against it round by round)."""
+    names = list(fns)
+    for _ in range(warmup):
+        for f in fns.values():
+            f()
+    times = {k: [] for k in names}
+    for r in range(repeats):
+        for k in names[r % len(names) :] + names[: r % len(names)]:
+            t0 = time.perf_counter()
+            fns[k]()
+            times[k].append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def measure_dtype(dtype, B, gamma, V, repeats, old, rng) -> dict:
+    P, Q, X = make_batch(B, gamma, V, rng, dtype)
+    fns = {
+        "floor": lambda: (P.sum(), Q.sum()),
+        "used": lambda: verify_batch(P, Q, X, rng),
+        "none": lambda: verify_batch(P, Q, X, rng, check="none"),
+        "all": lambda: verify_batch(P, Q, X, rng, check="all"),
+    }
+    if old is not None:
+        fns["before"] = lambda: old(P, Q, X, rng)
+    times = interleaved(fns, repeats)
+    floor = times["floor"]
+    out = {"inputs_mb": round((P.nbytes + Q.nbytes) / 1e6, 1), "floor_ms": round(statistics.median(floor), 3)}
+    for k in fns:
+        if k != "floor":
+            ratio = statistics.median(t / f for t, f in zip(times[k], floor))
+            out[k] = {"median_ms": round(statistics.median(times[k]), 3), "ratio_to_floor": round(ratio, 3)}
     t0 = time.perf_counter()
-    res = speculative_generate(T, D, (), gamma=4, max_new_tokens=20000, rng=r)
+    per_row_loop(P, Q, X, rng)
+    out["per_row_loop_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
+    return out
+
+
+def toy_rates(B, gamma) -> dict:
+    T, D = toy_target(), toy_draft()
+    t0 = time.perf_counter()
+    res = speculative_generate(T, D, (), gamma=gamma, max_new_tokens=20000, rng=np.random.default_rng(1))
     dt = time.perf_counter() - t0
-    print(
-        f"\n[measured] speculative_generate on the toy language, gamma=4: {res.rounds / dt:,.0f} rounds/s "
-        f"({len(res.tokens) / dt:,.0f} tokens/s, {res.rounds} rounds)"
-    )
-    P, Q, X = make_batch(B, gamma, 8, rng)
-    per = median_ms(lambda: verify_batch(P, Q, X, rng), repeats=200)
-    print(f"[measured] verify_batch, B={B}, gamma={gamma}, V=8: {B * 1e3 / per:,.0f} rounds/s")
+    P, Q, X = make_batch(B, gamma, 8, np.random.default_rng(2))
+    rng = np.random.default_rng(3)
+    per = statistics.median(interleaved({"v8": lambda: verify_batch(P, Q, X, rng)}, 200)["v8"])
+    return {
+        "speculative_generate_rounds_per_s": round(res.rounds / dt),
+        "verify_batch_V8_rounds_per_s": round(B * 1e3 / per),
+    }
+
+
+def report(res: dict) -> bool:
+    ok = True
+    for dt, r in res["results"].items():
+        print(
+            f"\n[measured] B={res['B']}, gamma={res['gamma']}, V={res['V']}, {dt}: inputs {r['inputs_mb']} MB"
+        )
+        print(f"  read-both-arrays floor:   {r['floor_ms']:8.2f} ms")
+        for k in ("used", "none", "all", "before"):
+            if k in r:
+                goal = GOALS.get(k)
+                verdict = (
+                    ""
+                    if goal is None
+                    else f"  goal ≤ {goal}: {'met' if r[k]['ratio_to_floor'] <= goal else 'MISSED'}"
+                )
+                ok &= goal is None or r[k]["ratio_to_floor"] <= goal
+                label = f'check="{k}"' if k != "before" else f"at {res['against']}"
+                print(
+                    f"  {label:24s}  {r[k]['median_ms']:8.2f} ms   {r[k]['ratio_to_floor']:.2f} × floor{verdict}"
+                )
+        print(f"  per-row Python loop:      {r['per_row_loop_ms']:8.2f} ms (one run)")
+    t = res["toy"]
+    print(f"\n[measured] toy speculative_generate γ=4: {t['speculative_generate_rounds_per_s']:,} rounds/s;")
+    print(f"[measured] verify_batch V=8, B={res['B']}: {t['verify_batch_V8_rounds_per_s']:,} rounds/s")
+    return ok
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=25)
+    ap.add_argument("--against", default=None, help="git revision whose verify_batch is timed too")
+    ap.add_argument("--no-store", action="store_true")
+    args = ap.parse_args(argv)
+    if args.repeats < 3:
+        ap.error("--repeats must be at least 3")
+    B, gamma, V = 64, 4, 32000
+    machine = Machine.now()
+    t0 = time.perf_counter()
+    old = verify_batch_at(args.against) if args.against else None
+    rng = np.random.default_rng(0)
+    results = {
+        np.dtype(d).name: measure_dtype(d, B, gamma, V, args.repeats, old, rng)
+        for d in (np.float32, np.float64)
+    }
+    res = {
+        "B": B,
+        "gamma": gamma,
+        "V": V,
+        "repeats": args.repeats,
+        "how": "interleaved rounds (rotating order); ratio = median over rounds of variant / floor in that round",
+        "floor": "P.sum() and Q.sum(): reading both input arrays once",
+        "goals": {f'check="{k}"': f"≤ {v} × floor" for k, v in GOALS.items()},
+        "against": args.against,
+        "results": results,
+        "toy": toy_rates(B, gamma),
+    }
+    ok = report(res)
+    res["goals_met"] = ok
+    res["machine"] = machine.finished(wall_minutes=round((time.perf_counter() - t0) / 60, 2)).to_dict()
+    print("\n" + Machine.from_dict(res["machine"]).how("benchmarks/bench_verify_batch.py"))
+    if not args.no_store:
+        write_json(RESULTS, res)
+        print(f"wrote {RESULTS.relative_to(ROOT)}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

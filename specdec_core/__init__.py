@@ -4,6 +4,7 @@ p is the target distribution, q the draft (Leviathan et al., 2023). Pure layer o
 no widgets, no matplotlib (those live in ``specdec_core.labs`` and ``specdec_core.plots``).
 """
 
+from .batch import verify_batch
 from .counts import expected_gain, expected_output_count, mean_output_count, output_count_distribution
 from .distributions import check_distribution, check_pair
 from .formatting import fmt, fmt_decimal, labelled
@@ -40,7 +41,6 @@ from .sampling import (
     autoregressive_generate,
     speculative_generate,
     speculative_round,
-    verify_batch,
 )
 from .timing import (
     baseline_tokens_per_second,

@@ -280,7 +280,7 @@ def inverse_cdf(weights, u):
     (a scalar gives an ``int``, an array gives an int64 array of its shape).
 
     A zero-weight symbol is never returned, even when u·total rounds onto the last edge. The
-    one inverse-CDF draw of the package; ``sampling.sample_rows`` is its batched (B, V) form.
+    one inverse-CDF draw of the package; ``batch.sample_rows`` is its batched (B, V) form.
     No validation: callers pass rows they have checked.
     """
     w = np.asarray(weights, dtype=np.float64)

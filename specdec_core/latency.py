@@ -21,7 +21,7 @@ lock-step pads each sequence to the longest run of the round, wasting
     Σ_b (max_b K_b − K_b)  positions per round                                      (3)
 
 :func:`simulate_ragged_batch` draws those K with the library's batched verifier
-(:func:`specdec_core.sampling.verify_batch`) and a seeded Generator.
+(:func:`specdec_core.batch.verify_batch`) and a seeded Generator.
 
 Times are declared budgets (ms): a result is *derived from assumed inputs*.
 """
@@ -196,8 +196,8 @@ def padding_waste(K) -> dict:
 def simulate_ragged_batch(p, q, *, gamma, batch, rounds, rng) -> np.ndarray:
     """K for ``rounds`` rounds of ``batch`` sequences (shape (rounds, batch)), each position's
     target/draft distributions ``p``/``q``: proposals drawn from q with ``rng``, then verified by
-    :func:`~specdec_core.sampling.verify_batch` (each sequence its own accepted run)."""
-    from .sampling import verify_batch
+    :func:`~specdec_core.batch.verify_batch` (each sequence its own accepted run)."""
+    from .batch import verify_batch
 
     pp, qq, _ = check_pair(p, q)
     pp, qq = np.asarray(pp, dtype=np.float64), np.asarray(qq, dtype=np.float64)

@@ -167,7 +167,7 @@ CASES = [
     ),
     (
         lambda: sc.verify_batch(
-            np.full((2, 3, 4), 0.3), np.full((2, 2, 4), 0.25), np.zeros((2, 2), int), rng, check_all=True
+            np.full((2, 3, 4), 0.3), np.full((2, 2, 4), 0.25), np.zeros((2, 2), int), rng, check="all"
         ),
         "target_probs must sum to 1",
     ),
@@ -584,11 +584,18 @@ ISSUE27 = [
         "exact must be True or",
     ),
     (
-        "A3 check_all='no'",
+        "A3 check='no'",
         lambda: sc.verify_batch(
-            np.full((1, 2, 2), 0.5), np.full((1, 1, 2), 0.5), np.zeros((1, 1), int), R(0), check_all="no"
+            np.full((1, 2, 2), 0.5), np.full((1, 1, 2), 0.5), np.zeros((1, 1), int), R(0), check="no"
         ),
-        "check_all must be True or False",
+        "check must be one of ('used', 'all', 'none')",
+    ),
+    (
+        "A3 check=False",
+        lambda: sc.verify_batch(
+            np.full((1, 2, 2), 0.5), np.full((1, 1, 2), 0.5), np.zeros((1, 1), int), R(0), check=False
+        ),
+        "check must be one of ('used', 'all', 'none'), got False",
     ),
     (
         "A3 record_distributions='no'",
@@ -1033,9 +1040,6 @@ FLAG_TAKERS = {
     "expected_drafted_nodes(exact)": lambda v: tr.expected_drafted_nodes(D, (), tr.chain_tree(1), exact=v),
     "sample_candidates(replacement)": lambda v: md.sample_candidates(GOOD, 1, R(0), replacement=v),
     "multi_draft_law(replacement)": lambda v: sc.multi_draft_law(GOOD, GOOD, 1, replacement=v),
-    "verify_batch(check_all)": lambda v: sc.verify_batch(
-        np.full((1, 2, 2), 0.5), np.full((1, 1, 2), 0.5), np.zeros((1, 1), int), R(0), check_all=v
-    ),
     "speculative_generate(record_distributions)": lambda v: sc.speculative_generate(
         T, D, (), gamma=1, max_new_tokens=1, rng=R(0), record_distributions=v
     ),

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import specdec_core as sc
+from specdec_core.batch import sample_rows, verify_batch
 from specdec_core.counts import (
     MAX_EXACT_GAMMA,
     expected_count_curve,
@@ -26,7 +27,6 @@ from specdec_core.counts import (
 )
 from specdec_core.lawcheck import chi_square_gof
 from specdec_core.replay import describe_step, replay_steps
-from specdec_core.sampling import verify_batch
 from specdec_core.timing import improvement_factor, optimal_gamma, speedup_map, work_account
 from specdec_core.toy import sequence_law, stopped_sequence_law, toy_draft, toy_target
 from specdec_core.transforms import apply_temperature, softmax, top_p
@@ -217,18 +217,25 @@ def _batch(B=64, gamma=3, V=6, seed=0):
     return P, Q, X
 
 
-@settings(max_examples=60, deadline=None)
+# V = 6, 200, 2000: the three row paths (short rows by matrix product, medium rows position by
+# position, long rows one sequence at a time with the check fused into the use).
+ROW_LENGTHS = [6, 200, 2000]
+
+
+@settings(max_examples=90, deadline=None)
 @given(
     seed=st.integers(0, 10**6),
     kind=st.sampled_from(["nan", "inf", "negative", "wrong sum"]),
     which=st.sampled_from(["P", "Q"]),
+    V=st.sampled_from(ROW_LENGTHS),
     data=st.data(),
 )
-def test_verify_batch_checks_every_row_it_uses(seed, kind, which, data):
+def test_verify_batch_checks_every_row_it_uses(seed, kind, which, V, data):
     """Corrupt one row that the round reads (a checked position's p or q row, the rejected
-    position's rows, the bonus row): verify_batch must raise. The accept/reject outcome is
-    found first with the same seed on clean input."""
-    P, Q, X = _batch(seed=seed % 97)
+    position's rows, the bonus row): verify_batch must raise; with ``check="none"`` the same
+    corruption is not looked for (so the test can fail: the check is what raises). The
+    accept/reject outcome is found first with the same seed on clean input."""
+    P, Q, X = _batch(B=16, V=V, seed=seed % 97)
     n, _ = verify_batch(P, Q, X, np.random.default_rng(seed))
     b = data.draw(st.integers(0, len(n) - 1))
     top = int(n[b]) if which == "P" else min(int(n[b]), Q.shape[1] - 1)
@@ -252,13 +259,21 @@ def test_verify_batch_checks_every_row_it_uses(seed, kind, which, data):
     args = (A, Q, X) if which == "P" else (P, A, X)
     if kind == "negative" and row.min() >= 0:
         return
-    with pytest.raises(ValueError, match="target_probs|draft_probs"):
+    name = "target_probs" if which == "P" else "draft_probs"
+    with pytest.raises(
+        ValueError, match=rf"{name}\[{b}, {i}\] \(a row this round uses\)|drafted (entry|token)"
+    ):
         verify_batch(*args, np.random.default_rng(seed))
+    if kind == "wrong sum":  # a finite, non-negative row off by 1 %: unchecked, the round runs
+        n2, nxt = verify_batch(*args, np.random.default_rng(seed), check="none")
+        assert ((0 <= nxt) & (nxt < V)).all() and ((0 <= n2) & (n2 <= X.shape[1])).all()
 
 
-def test_verify_batch_does_not_read_rows_after_the_rejection():
-    """Rows after a sequence's first rejection are never read (that is what keeps it cheap)."""
-    P, Q, X = _batch(B=200, seed=3)
+@pytest.mark.parametrize("V", ROW_LENGTHS)
+def test_verify_batch_does_not_read_rows_after_the_rejection(V):
+    """Rows after a sequence's first rejection are never read (that is what keeps it cheap), so
+    a bad one is not an error by default; ``check="all"`` reads and refuses it."""
+    P, Q, X = _batch(B=200, V=V, seed=3)
     n, _ = verify_batch(P, Q, X, np.random.default_rng(4))
     b = int(np.flatnonzero(n == 0)[0])
     P2, Q2 = P.copy(), Q.copy()
@@ -269,6 +284,29 @@ def test_verify_batch_does_not_read_rows_after_the_rejection():
             A[b, i, X[b, i]] = keep
     n2, _ = verify_batch(P2, Q2, X, np.random.default_rng(4))
     assert (n2 == n).all()
+    with pytest.raises(ValueError, match="target_probs"):
+        verify_batch(P2, Q2, X, np.random.default_rng(4), check="all")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_verify_batch_checks_are_one_verdict_whatever_the_path(dtype):
+    """The three checks give the same tokens on clean input (the check reads, never draws), and
+    every path gives the same tokens as the medium-row path it replaced for long rows: the
+    same uniforms, the same block sums bit for bit (V = 1,500 crosses the long-row threshold)."""
+    P, Q, X = _batch(B=64, gamma=4, V=1500, seed=8)
+    P, Q = P.astype(dtype), Q.astype(dtype)
+    outs = [verify_batch(P, Q, X, np.random.default_rng(1), check=c) for c in ("used", "all", "none")]
+    for n, nxt in outs[1:]:
+        assert (n == outs[0][0]).all() and (nxt == outs[0][1]).all()
+    # the same round by hand: uniforms in the order verify_batch draws them, rows from sample_rows
+    rng = np.random.default_rng(1)
+    px = np.take_along_axis(P[:, :4], X[:, :, None], 2)[..., 0].astype(np.float64)
+    qx = np.take_along_axis(Q, X[:, :, None], 2)[..., 0].astype(np.float64)
+    acc = rng.random(X.shape) * qx < px
+    n = np.where(acc.all(1), 4, np.argmin(acc, 1))
+    W = np.stack([P[b, 4] if n[b] == 4 else np.maximum(P[b, n[b]] - Q[b, n[b]], 0) for b in range(64)])
+    assert (outs[0][0] == n).all()
+    assert (outs[0][1] == sample_rows(W, rng.random(64))).all()
 
 
 def test_verify_batch_tiny_vocabularies_little_scratch():

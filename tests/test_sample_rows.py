@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from specdec_core import chi_square_gof
-from specdec_core.sampling import sample_rows
+from specdec_core.batch import sample_rows
 
 
 @pytest.mark.parametrize("V", [1, 7, 512, 513, 5000])

@@ -124,7 +124,7 @@ class FixedRowDraft:
         self.q = np.asarray(q, np.float64)
 
     def propose(self, prefix, gamma, rng):
-        from ..sampling import sample_rows
+        from ..batch import sample_rows
 
         toks = []
         for _ in range(gamma):
