@@ -223,56 +223,43 @@ def _long_rows_next(P, Q, n, correction, check, u):
     of its used rows (``check``; its rows 0 … n are one contiguous slab, in cache for the second
     reduction), the correction at the rejected position formed in place (or the bonus row), and
     that row's block sums while it is in cache. Then the verdicts on every used row, one batched
-    block pick, and one batched search inside the picked blocks. Scratch: one row per rejection."""
+    block pick, and one batched search inside the picked blocks. Scratch: one row per rejection.
+
+    The residual is formed as max(p − q, 0) (rule "unnormalized"); a row where that has no mass
+    is formed again by the "residual" rule itself (which falls back to p): the block sums stand in
+    for the rule's own check of the mass."""
     B, g1, V = P.shape
     gamma = g1 - 1
     block = min(BLOCK, V)
     sums = np.empty((B, -(-V // block)))
     W = np.empty((B, V), dtype=P.dtype if P.dtype.kind == "f" else np.float64)
-    stats = [np.ones((B, g1)), np.zeros((B, g1)), np.ones((B, gamma)), np.zeros((B, gamma))]
+    sp, mp, sq, mq = np.ones((B, g1)), np.zeros((B, g1)), np.ones((B, gamma)), np.zeros((B, gamma))
+    rule = "unnormalized" if correction == "residual" else correction
+    add, low = np.add.reduce, np.minimum.reduce
     sources = []
     with np.errstate(invalid="ignore", over="ignore"):  # bad rows are refused below, before sampling
-        for b in range(B):
-            k = int(n[b])
+        for b, k in enumerate(n.tolist()):
             if check:
-                _used_row_stats(P[b, : k + 1], stats[0][b], stats[1][b])
+                slab = P[b, : k + 1]
+                sp[b, : k + 1], mp[b, : k + 1] = add(slab, axis=1), low(slab, axis=1)
                 if gamma:
-                    _used_row_stats(Q[b, : min(k + 1, gamma)], stats[2][b], stats[3][b])
-            sources.append(_next_row(P, Q, b, k, correction, W[b], block, sums[b]))
+                    slab = Q[b, : k + 1]  # rows 0 … min(k, γ − 1)
+                    sq[b, : slab.shape[0]], mq[b, : slab.shape[0]] = add(slab, axis=1), low(slab, axis=1)
+            row = P[b, k] if k == gamma else correction_weights(P[b, k], Q[b, k], rule, out=W[b])
+            _row_block_sums(row, block, sums[b])
+            sources.append(row)
     if check:
-        _raise_first_bad(stats[0], stats[1], _row_tolerance(P.dtype, V), "target_probs")
-        _raise_first_bad(stats[2], stats[3], _row_tolerance(Q.dtype, V), "draft_probs")
+        _raise_first_bad(sp, mp, _row_tolerance(P.dtype, V), "target_probs")
+        _raise_first_bad(sq, mq, _row_tolerance(Q.dtype, V), "draft_probs")
+    for b in np.flatnonzero(~(sums.sum(axis=1) > 0) & (n < gamma)) if rule != correction else ():
+        sources[b] = correction_weights(P[b, n[b]], Q[b, n[b]], correction, out=W[b])
+        _row_block_sums(sources[b], block, sums[b])
     first, rest = _pick_blocks(sums, u)
     wb = np.zeros((B, block))
-    for b, row in enumerate(sources):
-        part = row[first[b] * block : (first[b] + 1) * block]
+    for b, (row, start) in enumerate(zip(sources, (first * block).tolist())):
+        part = row[start : start + block]
         wb[b, : part.size] = part
     return first * block + _pick_in_blocks(wb, rest)
-
-
-def _next_row(P, Q, b, k, correction, out, block, sums):
-    """The row sequence b samples from — the bonus row P[b, γ], or the correction at its rejected
-    position k formed in ``out`` — with its block sums written to ``sums``. The residual is
-    formed as max(p − q, 0) ("unnormalized") and only if that has no mass formed again by the
-    "residual" rule (which then falls back to p): its block sums replace the rule's own check."""
-    if k == P.shape[1] - 1:
-        _row_block_sums(P[b, k], block, sums)
-        return P[b, k]
-    rule = "unnormalized" if correction == "residual" else correction
-    row = correction_weights(P[b, k], Q[b, k], rule, out=out)
-    _row_block_sums(row, block, sums)
-    if rule != correction and not sums.sum() > 0:
-        row = correction_weights(P[b, k], Q[b, k], correction, out=out)
-        _row_block_sums(row, block, sums)
-    return row
-
-
-def _used_row_stats(slab, sums, mins):
-    """Row sums (in the rows' own dtype, pairwise) and minima of a contiguous slab (m, V) of used
-    rows, written to sums[:m], mins[:m]."""
-    m = slab.shape[0]
-    sums[:m] = np.add.reduce(slab, axis=1)
-    mins[:m] = np.minimum.reduce(slab, axis=1)
 
 
 def _row_block_sums(row, block, out):
