@@ -4,6 +4,7 @@ p is the target distribution, q the draft (Leviathan et al., 2023). Pure layer o
 no widgets, no matplotlib (those live in ``specdec_core.labs`` and ``specdec_core.plots``).
 """
 
+from . import power  # noqa: F401  (the module itself: sc.power.chi_square_power)
 from .batch import verify_batch
 from .counts import expected_gain, expected_output_count, mean_output_count, output_count_distribution
 from .distributions import check_distribution, check_pair

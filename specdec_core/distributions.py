@@ -494,6 +494,17 @@ def check_positive(x, name: str, what: str = "a positive number"):
     return v
 
 
+def check_temperature(t, name: str = "temperature", *, smallest=None):
+    """A sampling temperature: 0 (greedy) or a positive, finite number. Exact (int / Fraction /
+    sympy Rational) stays exact as a Fraction, any other real becomes a float; "0.5", True and
+    None are refused. ``smallest``: a positive temperature below it is refused too (a model's
+    logits / T would overflow)."""
+    v = check_nonnegative(t, name)
+    if smallest is not None and 0 < v < smallest:
+        raise ValueError(f"{name} must be 0 (greedy) or at least {smallest:g}, got {t!r}")
+    return v
+
+
 def check_finite_result(value, what: str, names: str):
     """A derived total (a time, a rate) must be finite: inputs so extreme that their sum or
     quotient overflows are refused, naming them."""

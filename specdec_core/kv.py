@@ -38,7 +38,6 @@ from .distributions import (
     check_nonnegative,
     check_probability,
 )
-from .questions import KV_QUESTION  # noqa: F401  (re-export: the question's home is questions.py)
 
 #: Bytes per stored number for the dtypes a cache is usually kept in.
 DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}

@@ -45,14 +45,14 @@ from .distributions import (
     check_distribution,
     check_gamma,
     check_int,
+    check_nonnegative,
     check_pair,
     check_rng,
     check_sequence,
     check_size,
     draw,
 )
-from .power import chi_square_power  # noqa: F401  (re-exported; its one home is power.py)
-from .verify import residual_distribution
+from .verify import rejection_probability, residual_distribution
 
 #: Acceptance rules for several candidates. Only "recursive" keeps the target's law.
 MULTI_DRAFT_RULES = ("recursive", "no_update", "typical")
@@ -84,18 +84,11 @@ def check_replacement(replacement, name: str = "replacement") -> bool:
 
 def check_typical(epsilon, delta) -> tuple[float, float]:
     """ε in (0, 1] and δ ≥ 0, both finite numbers."""
-    for name, v in (("epsilon", epsilon), ("delta", delta)):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(
-            v, (int, float, Fraction, np.integer, np.floating)
-        ):
-            raise ValueError(f"{name} must be a number, got {v!r}")
-        if not math.isfinite(float(v)):
-            raise ValueError(f"{name} must be finite, got {v!r}")
-    if not 0 < float(epsilon) <= 1:
+    e = float(check_nonnegative(epsilon, "epsilon", "a number"))
+    d = float(check_nonnegative(delta, "delta", "a number"))
+    if not 0 < e <= 1:
         raise ValueError(f"epsilon must be in (0, 1], got {epsilon!r}")
-    if float(delta) < 0:
-        raise ValueError(f"delta must be non-negative, got {delta!r}")
-    return float(epsilon), float(delta)
+    return e, d
 
 
 def check_k(k, q, replacement: bool, name: str = "k") -> int:
@@ -217,7 +210,7 @@ def verify_candidates(
     for i, x in enumerate(cands):
         a = float(_accept_prob(rule, t, s, x, pass_set))
         if rng.random() < a or (
-            t.dtype != object and rule != "typical" and float(np.maximum(s - t, 0).sum()) < FLOAT_REJECT_TOL
+            t.dtype != object and rule != "typical" and float(rejection_probability(s, t)) < FLOAT_REJECT_TOL
         ):
             return i, x  # (a rejection that only float rounding allows is none)
         t, fallback = _next(rule, pa, t, s)

@@ -7,7 +7,7 @@ wrong) and gives the usual large-sample approximation of it, so a notebook can s
 size too small to catch a broken rule next to one large enough.
 
 :func:`chi_square_power` is the one home of that approximation for any law and alternative
-(notebook 08 uses it for multi-candidate and tree samplers; ``multidraft`` re-exports it);
+(notebooks 07 and 08 use it for processors, multi-candidate and tree samplers);
 :func:`approximate_power` applies it to a single-position correction rule.
 
 Pure layer: numpy, scipy.stats and the library's own simulator and test.
@@ -21,8 +21,8 @@ import numpy as np
 
 from .distributions import check_int, check_pair
 from .lawcheck import DEFAULT_THRESHOLD, check_law, check_test_options, chi_square_gof, pool, pooled_groups
-from .simulate import SAMPLEABLE_RULES, simulate_position
-from .verify import output_distribution_with
+from .simulate import simulate_position
+from .verify import SAMPLEABLE_RULES, output_distribution_with
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Self-check questions (pure data) and the grading rule the quiz widget uses.
 
 Every quiz question of the collection lives here (one home), in notebook order; ``ALL_QUESTIONS``
-lists them. Modules that used to define a question re-export it under its old name. The position
+lists them; import a question from here (its one import path). The position
 of the right answer is chosen by hand and varies from question to question (a test checks that no
 position holds more than half of the answers, and that the answer is not always the longest option).
 """

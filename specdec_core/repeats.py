@@ -22,20 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .distributions import check_int, check_nonnegative, check_rng
+from .distributions import check_int, check_nonnegative, check_positive, check_rng, check_sequence
 
 
 def _positive_list(xs, name) -> np.ndarray:
-    if isinstance(xs, (str, bytes, dict, set)) or not hasattr(xs, "__len__"):
-        raise ValueError(f"{name} must be a list of positive numbers, got {xs!r}")
-    out = []
-    for x in xs:
-        if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-            raise ValueError(f"{name} must hold positive numbers, got {x!r}")
-        if not math.isfinite(x) or x <= 0:
-            raise ValueError(f"{name} must hold positive finite numbers, got {x!r}")
-        out.append(float(x))
-    return np.array(out)
+    items = check_sequence(xs, name, "a list of positive numbers")
+    return np.array([float(check_positive(x, name, "a list of positive numbers")) for x in items])
 
 
 def _level(level):

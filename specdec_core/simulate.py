@@ -16,16 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .distributions import check_int, check_pair, check_rng, check_weights, inverse_cdf
-from .verify import (  # noqa: F401  (SAMPLEABLE_RULES re-exported for notebook 02 and power.py)
-    SAMPLEABLE_RULES,
-    acceptance_probabilities,
-    check_rule,
-    correction_distribution,
-)
-
-#: The one inverse-CDF draw (:func:`specdec_core.distributions.inverse_cdf`), under the name
-#: notebooks 01–02 use. A symbol with probability 0 is never returned.
-draw_categorical = inverse_cdf
+from .verify import acceptance_probabilities, check_rule, correction_distribution
 
 
 def _trials(n) -> int:
@@ -75,7 +66,7 @@ def simulate_position(p, q, n, rng, rule: str = "residual") -> PositionSimulatio
 
     Draw order (fixed, so seeds are reproducible): n proposals, then n acceptance uniforms, then
     one uniform per rejected trial for its correction. ``rule`` picks the correction (see
-    :data:`SAMPLEABLE_RULES`); when nothing is rejected no correction is needed, so p = q works
+    :data:`~specdec_core.verify.SAMPLEABLE_RULES`); when nothing is rejected no correction is needed, so p = q works
     with any rule.
     """
     pa, qa, _ = check_pair(p, q)
@@ -86,7 +77,7 @@ def simulate_position(p, q, n, rng, rule: str = "residual") -> PositionSimulatio
     rng = check_rng(rng)
     with np.errstate(over="ignore"):  # p/q overflows for subnormal q: min(1, inf) = 1 is right
         accept = np.asarray(acceptance_probabilities(pa, qa), dtype=np.float64)
-    proposals = draw_categorical(qa, rng.random(n))
+    proposals = inverse_cdf(qa, rng.random(n))
     u = rng.random(n)
     accepted = u < accept[proposals]
     emitted = proposals.copy()
@@ -94,7 +85,7 @@ def simulate_position(p, q, n, rng, rule: str = "residual") -> PositionSimulatio
     n_rej = int(rejected.sum())
     if n_rej:
         corr = np.asarray(correction_distribution(pa, qa, rule), dtype=np.float64)
-        emitted[rejected] = draw_categorical(corr, rng.random(n_rej))
+        emitted[rejected] = inverse_cdf(corr, rng.random(n_rej))
     return PositionSimulation(proposals, u, accepted, emitted, int(pa.shape[0]), rule)
 
 

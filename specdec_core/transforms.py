@@ -19,8 +19,6 @@ verifier is told ``q`` — equal to ``p`` exactly when ``sampled == q``.
 
 from __future__ import annotations
 
-import math
-import numbers
 from fractions import Fraction
 
 import numpy as np
@@ -29,12 +27,12 @@ from .distributions import (
     check_distribution,
     check_int,
     check_model_rows,
+    check_nonnegative,
     check_reals,
+    check_temperature,
     inverse_cdf,
     is_exact,
-    to_fraction,
 )
-from .questions import TRANSFORM_QUESTION  # noqa: F401  (re-export: the question's home is questions.py)
 from .verify import acceptance_probabilities, correction_weights
 
 #: Float slack when comparing a running sum with top_p (0.6 + 0.3 is 0.8999999999999999).
@@ -73,26 +71,6 @@ def _renormalize(kept: np.ndarray) -> np.ndarray:
     return kept / total
 
 
-def _check_temperature(t, name="temperature"):
-    if isinstance(t, (bool, np.bool_)) or isinstance(t, (str, bytes)) or t is None:
-        raise ValueError(f"{name} must be a non-negative number, got {t!r}")
-    if _is_exact_number(t):
-        f = to_fraction(t, name)
-        if f < 0:
-            raise ValueError(f"{name} must be non-negative, got {f}")
-        return f
-    if not isinstance(t, (numbers.Real, np.floating)):
-        raise ValueError(f"{name} must be a non-negative number, got {t!r}")
-    t = float(t)
-    if math.isnan(t):
-        raise ValueError(f"{name} is NaN")
-    if math.isinf(t):
-        raise ValueError(f"{name} must be finite, got {t}")
-    if t < 0:
-        raise ValueError(f"{name} must be non-negative, got {t}")
-    return t
-
-
 # ---------------------------------------------------------------- the transforms
 
 
@@ -118,7 +96,7 @@ def softmax(logits, temperature=1.0):
     top = z.max(axis=-1, keepdims=True)
     if np.isneginf(top).any():
         raise ValueError("logits has a row where every entry is -inf")
-    t = _check_temperature(temperature)
+    t = check_temperature(temperature)
     if t == 0:
         out = np.zeros_like(z)
         np.put_along_axis(out, np.argmax(z, axis=-1)[..., None], 1.0, axis=-1)
@@ -155,7 +133,7 @@ def apply_temperature(p, temperature):
     Zero-probability symbols stay at zero for every T.
     """
     arr, exact = _dist(p)
-    t = _check_temperature(temperature)
+    t = check_temperature(temperature)
     if t == 0:
         return greedy(arr)
     if t == 1:
@@ -195,21 +173,10 @@ def top_k(p, k):
 
 
 def _check_top_p(top_p):
-    if isinstance(top_p, (bool, np.bool_)) or isinstance(top_p, (str, bytes)) or top_p is None:
-        raise ValueError(f"top_p must be a number in (0, 1], got {top_p!r}")
-    if _is_exact_number(top_p):
-        f = to_fraction(top_p, "top_p")
-        if not 0 < f <= 1:
-            raise ValueError(f"top_p must be in (0, 1], got {f}")
-        return f
-    if not isinstance(top_p, (numbers.Real, np.floating)):
-        raise ValueError(f"top_p must be a number in (0, 1], got {top_p!r}")
-    x = float(top_p)
-    if math.isnan(x):
-        raise ValueError("top_p is NaN")
-    if not 0 < x <= 1:
-        raise ValueError(f"top_p must be in (0, 1], got {x}")
-    return x
+    v = check_nonnegative(top_p, "top_p", "a number in (0, 1]")
+    if not 0 < v <= 1:
+        raise ValueError(f"top_p must be in (0, 1], got {v}")
+    return v
 
 
 def top_p(p, top_p):
@@ -260,7 +227,7 @@ def make_transform(kind: str, value=None):
     if kind == "greedy":
         return greedy
     if kind == "temperature":
-        t = _check_temperature(value)
+        t = check_temperature(value)
         return lambda p: apply_temperature(p, t)
     if kind == "top_k":
         k = _check_k(value)

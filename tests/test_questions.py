@@ -70,10 +70,10 @@ def test_no_quiz_question_is_defined_outside_questions_py():
     assert not offenders, f"quiz questions defined outside specdec_core/questions.py: {offenders}"
 
 
-def test_old_import_names_still_work():
-    from specdec_core.kv import KV_QUESTION
-    from specdec_core.llm.report import MEASURE_QUESTION
-    from specdec_core.transforms import TRANSFORM_QUESTION
+def test_questions_have_one_import_path():
+    """The old re-exports (kv.KV_QUESTION, transforms.TRANSFORM_QUESTION) are gone: a question is
+    imported from questions.py only (tests/test_one_home.py checks every name this way)."""
+    from specdec_core import kv, transforms
 
-    for q in (KV_QUESTION, MEASURE_QUESTION, TRANSFORM_QUESTION):
-        assert q in ALL_QUESTIONS
+    assert not hasattr(kv, "KV_QUESTION")
+    assert not hasattr(transforms, "TRANSFORM_QUESTION")

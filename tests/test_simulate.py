@@ -9,15 +9,15 @@ from hypothesis import strategies as st
 from strategies import float_pair
 
 from specdec_core import WORKED, acceptance_probability, accepted_mass, output_distribution_with
+from specdec_core.distributions import inverse_cdf
 from specdec_core.lawcheck import chi_square_gof
 from specdec_core.simulate import (
-    SAMPLEABLE_RULES,
     binomial_standard_errors,
-    draw_categorical,
     max_abs_gap,
     simulate_position,
     z_scores,
 )
+from specdec_core.verify import SAMPLEABLE_RULES
 
 P, Q = list(WORKED.p), list(WORKED.q)
 
@@ -94,11 +94,11 @@ def test_property_support_and_accounting(pq, seed):
     assert np.isclose(sim.output_frequencies().sum(), 1.0)
 
 
-def test_draw_categorical_never_picks_zero_mass():
+def test_inverse_cdf_never_picks_zero_mass():
     u = np.array([0.0, 0.25, 0.5, 0.999999999, np.nextafter(1.0, 0)])
-    idx = draw_categorical([0.0, 0.5, 0.0, 0.5, 0.0], u)
+    idx = inverse_cdf([0.0, 0.5, 0.0, 0.5, 0.0], u)
     assert set(idx.tolist()) <= {1, 3}
-    assert draw_categorical([1.0], u).tolist() == [0] * len(u)
+    assert inverse_cdf([1.0], u).tolist() == [0] * len(u)
 
 
 def test_helpers():

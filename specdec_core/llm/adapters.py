@@ -22,30 +22,29 @@ import numpy as np
 from ..distributions import (
     check_gamma,
     check_int,
-    check_nonnegative,
     check_reals,
+    check_temperature,
     check_token_ids,
     inverse_cdf,
 )
+from ..transforms import softmax
 from .model import KVCache, Llama
 
 #: Below this a positive temperature only overflows exp(logits / T): use 0 (greedy) instead.
 MIN_TEMPERATURE = 1e-6
 
 
-def check_temperature(t, name: str = "temperature") -> float:
-    """A sampling temperature: 0 (greedy) or a finite number >= MIN_TEMPERATURE (numbers only:
-    "0.5", True and None are refused)."""
-    t = float(check_nonnegative(t, name, "a number >= 0"))
-    if 0 < t < MIN_TEMPERATURE:
-        raise ValueError(f"{name} must be 0 (greedy) or at least {MIN_TEMPERATURE:g}, got {t!r}")
-    return t
+def check_model_temperature(t, name: str = "temperature") -> float:
+    """A model's sampling temperature, as a float: :func:`specdec_core.distributions.check_temperature`
+    with positive values below :data:`MIN_TEMPERATURE` refused."""
+    return float(check_temperature(t, name, smallest=MIN_TEMPERATURE))
 
 
 def probs_from_logits(logits, temperature: float) -> np.ndarray:
-    """Rows of float64 probabilities. temperature 0 = greedy: a one-hot row at the argmax
-    (so strict verification against a one-hot target is exact-match greedy decoding)."""
-    temperature = check_temperature(temperature)
+    """Rows of float64 probabilities: :func:`specdec_core.transforms.softmax` of finite
+    (rows, V) logits (float32 from the model) at ``temperature``. 0 = greedy: a one-hot row at
+    the argmax (so strict verification against a one-hot target is exact-match greedy decoding)."""
+    temperature = check_model_temperature(temperature)
     z = (
         logits
         if isinstance(logits, np.ndarray) and logits.dtype.kind == "f"
@@ -56,19 +55,7 @@ def probs_from_logits(logits, temperature: float) -> np.ndarray:
         raise ValueError(f"logits must be a (rows, V) array with V >= 1, got shape {z.shape}")
     if not np.isfinite(z).all():
         raise ValueError("logits must be finite (no NaN or infinite entry)")
-    if temperature == 0:
-        out = np.zeros(z.shape, np.float64)
-        out[np.arange(z.shape[0]), np.argmax(z, axis=1)] = 1.0
-        return out
-    z = z.astype(np.float64) / temperature
-    if not np.isfinite(z).all():
-        raise ValueError(
-            f"temperature = {temperature:g} is too small for these logits: logits / temperature overflows"
-        )
-    z -= z.max(axis=1, keepdims=True)
-    np.exp(z, out=z)
-    z /= z.sum(axis=1, keepdims=True)
-    return z
+    return softmax(z, temperature)
 
 
 class CallLog:
@@ -95,7 +82,7 @@ class CachedTarget:
 
     def __init__(self, model: Llama, temperature: float = 1.0, log: CallLog | None = None):
         self.model = model
-        self.temperature = check_temperature(temperature)
+        self.temperature = check_model_temperature(temperature)
         self.cache: KVCache = model.new_cache()
         self.log = log if log is not None else CallLog()
 
@@ -219,7 +206,7 @@ class LayerSkipDraft:
         k = check_int(k, "k", 1, model.cfg.n_layers)
         self.model = Llama(model.cfg, model.w, n_layers=k, check_dtype=model.check_dtype)
         self.k = k
-        self.temperature = check_temperature(temperature)
+        self.temperature = check_model_temperature(temperature)
         self.cache = self.model.new_cache()
         self.log = log if log is not None else CallLog()
 

@@ -30,12 +30,9 @@ from ..distributions import (
     check_token_ids,
     inverse_cdf,
 )
-from .adapters import CallLog, check_temperature, probs_from_logits
+from ..transforms import apply_temperature
+from .adapters import CallLog, check_model_temperature, probs_from_logits
 from .model import Llama, rms_norm
-
-
-def _check_temperature(t):
-    return check_temperature(t)
 
 
 def _check_fraction(x, name, low_open: bool, high_closed: bool):
@@ -47,17 +44,9 @@ def _check_fraction(x, name, low_open: bool, high_closed: bool):
 
 
 def _shape_rows(q, temperature):
-    """A probability row at the draft's temperature: one-hot argmax at 0, q itself at 1,
-    q^(1/T) renormalized otherwise."""
-    if temperature == 0:
-        out = np.zeros_like(q)
-        out[int(np.argmax(q))] = 1.0
-        return out
-    if temperature == 1:
-        return q
-    z = np.log(q) / temperature
-    z = np.exp(z - z.max())
-    return z / z.sum()
+    """A probability row at the draft's temperature (:func:`specdec_core.transforms.apply_temperature`:
+    one-hot argmax at 0, q^(1/T) renormalized otherwise); q itself at 1."""
+    return q if temperature == 1 else apply_temperature(q, temperature)
 
 
 class NgramDraft:
@@ -84,7 +73,7 @@ class NgramDraft:
         self.n = check_int(n, "n", 1)
         self.d = _check_fraction(discount, "discount", True, False)
         self.eps = _check_fraction(floor, "floor", True, True)
-        self.temperature = _check_temperature(temperature)
+        self.temperature = check_model_temperature(temperature)
         self.log = log if log is not None else CallLog()
         self.reset()
 
@@ -225,7 +214,7 @@ class ExitDraft:
             if not (np.isfinite(A).all() and np.isfinite(b).all()):
                 raise ValueError("A and b must be finite (a NaN map gives NaN rows)")
         self.A, self.b = A, b
-        self.temperature = _check_temperature(temperature)
+        self.temperature = check_model_temperature(temperature)
         self.cache = self.model.new_cache()
         self.log = log if log is not None else CallLog()
 
