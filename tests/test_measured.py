@@ -108,8 +108,8 @@ def test_cost_curve_refuses_bad_points():
 
 
 def test_the_benchmark_writer_round_trips_through_the_reader(tmp_path):
-    """bench_llm keeps its nested dict while it runs and writes it through the converter's
-    ``llm``: an old-form record (the last stored one, rebuilt) read back equals the stored one."""
+    """The one-off migration: the last old-form record, converted by ``convert_results.llm``,
+    reads back equal to the stored one (bench_llm's stages build the typed records directly)."""
     import subprocess
     import sys
     from pathlib import Path
