@@ -800,99 +800,42 @@ def _target_sequence_law(target, prefix, length, exact):
     return out
 
 
-# ------------------------------------------------------------------ the lab's numbers (notebook 08)
-#: The lab's node budget runs 1 … LAB_MAX_NODES; its law is over the first LAB_HORIZON tokens.
-LAB_MAX_NODES = 8
-LAB_HORIZON = 2
-
-
-def tree_lab_numbers(family: str, nodes: int, quality: float, rule: str, replacement: bool) -> dict:
-    """Everything the trees lab shows, for the toy language at the start of a sequence, with the
-    draft (1 − quality)·toy draft + quality·target. float64 (derived), cached.
-
-    Keys: ``law`` and ``target_law`` ({two tokens: probability}), ``tv``, ``expected_accepted``,
-    ``expected_emitted``, ``positions`` (what one pass scores: 1 + the expected number of nodes
-    drafted, see :class:`TreeRoundStats`), ``curve`` (E[accepted] for 1 … LAB_MAX_NODES nodes)."""
-    if family not in TREE_FAMILIES:
-        raise ValueError(f"family must be one of {TREE_FAMILIES}, got {family!r}")
-    nodes = check_gamma(nodes, "nodes")
-    if not 1 <= nodes <= LAB_MAX_NODES:
-        raise ValueError(f"nodes must be in 1..{LAB_MAX_NODES}, got {nodes}")
-    quality = check_probability(quality, "quality", scalar=True)
-    check_rule(rule)
-    replacement = check_replacement(replacement)
-    return _lab_numbers(family, nodes, round(float(quality), 6), rule, bool(replacement))
-
-
-_LAB_CACHE: dict = {}
-
-
-def _lab_models(quality):
-    from .toy import toy_draft, toy_target
-
-    target = toy_target()
-    return target, MixedDraft(toy_draft(), target, quality)
-
-
-def _lab_curve(family, quality, rule, replacement):
-    ck = ("curve", family, quality, rule, replacement)
-    if ck not in _LAB_CACHE:
-        target, draft = _lab_models(quality)
-        shared = {}  # same models and options for every size: verification outcomes are shared
-        eps, dlt = TYPICAL_EPSILON, TYPICAL_DELTA
-        _LAB_CACHE[ck] = tuple(
-            float(
-                _round_stats(
-                    target,
-                    draft,
-                    (),
-                    family_tree(family, n),
-                    rule,
-                    replacement,
-                    eps,
-                    dlt,
-                    False,
-                    last_token_key,
-                    shared,
-                ).expected_accepted
-            )
-            for n in range(1, LAB_MAX_NODES + 1)
-        )
-    return _LAB_CACHE[ck]
-
-
-def _lab_positions(draft, tree, replacement):
-    """1 + E[nodes drafted], rounded to 9 places (4, not 3.9999999999999996, when the count is
-    sure) and an int when whole."""
-    pos = round(float(_expected_drafted(draft, (), tree, replacement, False, last_token_key)) + 1, 9)
-    return int(pos) if pos.is_integer() else pos
-
-
-def _lab_numbers(family, nodes, quality, rule, replacement):
-    ck = ("numbers", family, nodes, quality, rule, replacement)
-    if ck not in _LAB_CACHE:
-        target, draft = _lab_models(quality)
-        c = compare_with_target(
+# ------------------------------------------------------------------ one family, every size
+def family_curve(
+    target,
+    draft,
+    prefix,
+    family: str,
+    max_nodes: int,
+    *,
+    rule="recursive",
+    replacement=True,
+    epsilon=TYPICAL_EPSILON,
+    delta=TYPICAL_DELTA,
+    exact=True,
+    key=None,
+) -> tuple:
+    """E[accepted tree tokens] of ``family_tree(family, n)`` for n = 1 … ``max_nodes``: point n
+    is exactly ``tree_round_stats(…, family_tree(family, n), …).expected_accepted``, computed for
+    all sizes together (the trees share their verification outcomes: much faster than a call per
+    size)."""
+    max_nodes = check_int(max_nodes, "max_nodes", 1)
+    _opts(rule, replacement, epsilon, delta, family_tree(family, max_nodes), exact)
+    prefix = _check_models_prefix(target, draft, prefix, key)
+    shared: dict = {}  # same models and options for every size: verification outcomes are shared
+    return tuple(
+        _round_stats(
             target,
             draft,
-            (),
-            family_tree(family, nodes),
-            LAB_HORIZON,
-            rule=rule,
-            replacement=replacement,
-            exact=False,
-            key=last_token_key,
-        )
-        curve = _lab_curve(family, quality, rule, replacement)
-        _LAB_CACHE[ck] = {
-            "law": c.law,
-            "target_law": c.target_law,
-            "tv": float(c.tv),
-            "expected_accepted": curve[nodes - 1],
-            "expected_emitted": curve[nodes - 1] + 1,
-            "positions": _lab_positions(draft, family_tree(family, nodes), replacement),
-            "curve": curve,
-        }
-        if len(_LAB_CACHE) > 4000:
-            _LAB_CACHE.clear()
-    return _LAB_CACHE[ck]
+            prefix,
+            family_tree(family, n),
+            rule,
+            replacement,
+            epsilon,
+            delta,
+            exact,
+            key or tuple,
+            shared,
+        ).expected_accepted
+        for n in range(1, max_nodes + 1)
+    )

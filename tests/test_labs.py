@@ -151,7 +151,7 @@ def test_controls_start_exactly_at_their_defaults(name):
 @pytest.mark.parametrize("name", list(SPECS))
 def test_static_copy_is_a_fresh_draw_at_the_defaults(name):
     spec = SPECS[name]
-    assert base.static_png(spec) == figure_png(spec.draw(spec.defaults))
+    assert base.static_png(spec) == fresh_png(spec, spec.defaults)
     html = static_html(spec)
     assert f"lab-static lab-static-{spec.name}" in html and "lab-static-figure" in html
     for key, text in spec.texts(spec.defaults).items():
@@ -160,6 +160,29 @@ def test_static_copy_is_a_fresh_draw_at_the_defaults(name):
     # and the live lab's first frame shows the same picture
     live = pixels(Lab(spec).png)
     assert np.abs(live - pixels(base.static_png(spec))).mean() < 1.0  # blit draw order may differ
+
+
+def fresh_png(spec, state) -> bytes:
+    """A fresh full drawing of ``spec``'s figure at ``state`` (a new plot, no blitting)."""
+    plot = spec.plot(blit=False)
+    plot.update(state)
+    return figure_png(plot.fig)
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_one_figure_hand_off_with_a_declared_size(name):
+    """A lab hands over one plot factory; its declared size is the size drawn (nothing is drawn
+    to learn it), and the static copy is one full draw (no artist left out as 'animated')."""
+    spec = SPECS[name]
+    w, h = base.figure_size(spec)
+    assert w <= MAX_WIDTH_PX and pixels(base.static_png(spec)).shape[:2] == (h, w)
+    plot = spec.plot(blit=False)
+    plot.update(spec.defaults)
+    animated = [a for ax in plot.fig.axes for a in (*ax.lines, *ax.patches, *ax.texts, *ax.collections)]
+    assert not [a for a in animated if a.get_animated()]
+    live = spec.plot(blit=True)
+    live.update(spec.defaults)
+    assert pixels(live.png()).shape[:2] == (h, w)
 
 
 @pytest.mark.parametrize("name", list(SPECS))
@@ -196,7 +219,7 @@ def live_frame_gap(spec, seed=5, moves=12) -> float:
     want = (
         message_png(*base.figure_size(spec), spec.problem(lab.state))
         if spec.problem and spec.problem(lab.state)
-        else figure_png(spec.draw(lab.state))
+        else fresh_png(spec, lab.state)
     )
     return float(np.abs(pixels(lab.png) - pixels(want)).mean())
 
@@ -205,15 +228,15 @@ def test_a_stale_figure_is_caught():
     """The check above can fail: a view that keeps showing its first frame is caught."""
     from dataclasses import replace
 
-    class Stale:
-        def __init__(self):
-            self.first = None
+    from specdec_core.plots.counts import CountsPlot
 
-        def png(self, state):
-            self.first = self.first or figure_png(COUNTS.draw(state))
-            return self.first
+    class Stale(CountsPlot):
+        def update(self, state):
+            if not getattr(self, "seen", False):
+                self.seen = True
+                super().update(state)
 
-    assert live_frame_gap(replace(COUNTS, view=Stale)) > 1.0
+    assert live_frame_gap(replace(COUNTS, plot=Stale)) > 1.0
     assert live_frame_gap(COUNTS) < 1.0
 
 
@@ -708,7 +731,7 @@ def test_kv_restores_a_cached_scale_without_going_stale():
     lab = Lab(spec)
     for budget in (40.0, 300.0, 41.0, 2.0, 300.0, 39.0):
         lab.set(budget_gib=budget)
-        fresh = figure_png(spec.draw(lab.state))
+        fresh = fresh_png(spec, lab.state)
         assert np.abs(pixels(lab.png) - pixels(fresh)).mean() < 1.0, budget
 
 
@@ -745,14 +768,17 @@ def test_pinned_xlabel_sits_where_a_fresh_draw_puts_it():
         canvas.draw()
         return ax.xaxis.label.get_window_extent(canvas.get_renderer()).get_points()
 
-    view = kv_mod.KvView()
-    view.png(kv_mod.DEFAULTS)
+    view = kv_mod.SPEC.plot()
+    view.update(kv_mod.DEFAULTS)
+    view.png()
     for budget in (5.0, 61.0, 250.0, 320.0):  # four x scales, each a new region repaint
         state = {**kv_mod.DEFAULTS, "budget_gib": budget}
-        view.png(state)
+        view.update(state)
+        view.png()
         live = label_box(view.fig, view.bars.ax)
-        fresh_fig = kv_mod.kv_figure(state)
-        fresh = label_box(fresh_fig, fresh_fig.axes[0])
+        fresh_plot = kv_mod.SPEC.plot(blit=False)
+        fresh_plot.update(state)
+        fresh = label_box(fresh_plot.fig, fresh_plot.bars.ax)
         assert np.allclose(live, fresh, atol=1e-6), (budget, live, fresh)
     x, y = view.bars.ax.xaxis.label.get_position()
     view.bars.ax.xaxis.set_label_coords(x, y - 3 / view.bars.ax.bbox.height)

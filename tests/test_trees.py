@@ -184,8 +184,7 @@ def test_bad_tokens_and_rows():
 
 # ------------------------------------------------------------------ the lab (pure texts, driven widget)
 def test_lab_numbers_and_texts():
-    from specdec_core.labs.trees import DEFAULTS, texts
-    from specdec_core.trees import tree_lab_numbers
+    from specdec_core.labs.trees import DEFAULTS, texts, tree_lab_numbers
 
     d = tree_lab_numbers(**DEFAULTS)
     assert d["tv"] < 1e-12 and d["positions"] == DEFAULTS["nodes"] + 1
@@ -208,11 +207,12 @@ def test_lab_curve_equals_tree_round_stats_per_size(family, rule, replacement):
     """The lab's curve shares verification outcomes between its eight trees (a speed-up); every
     point must still be exactly what tree_round_stats gives for that tree alone."""
     from specdec_core import trees as T
+    from specdec_core.labs import trees as lab
 
     for quality in (0.0, 0.35):
-        T._LAB_CACHE.clear()
-        curve = T.tree_lab_numbers(family, 1, quality, rule, replacement)["curve"]
-        target, draft = T._lab_models(quality)
+        lab._CACHE.clear()
+        curve = lab.tree_lab_numbers(family, 1, quality, rule, replacement)["curve"]
+        target, draft = lab.lab_models(quality)
         for n, got in enumerate(curve, start=1):
             alone = T.tree_round_stats(
                 target,
@@ -282,3 +282,21 @@ def test_any_tree_any_draft_quality_keeps_the_target_law(tree, replacement, qual
     draft = MixedDraft(D, T, quality)
     got = tree_sequence_law(T, draft, (), tree, 2, replacement=replacement, key=last_token_key)
     assert got == sequence_law(T, (), 2)
+
+
+def test_family_curve_is_tree_round_stats_per_size_exactly():
+    """trees.family_curve (the lab's curve, every size at once, sharing verification outcomes)
+    equals tree_round_stats for each size alone, in exact arithmetic; bad sizes are refused."""
+    from specdec_core.toy import toy_draft, toy_target
+    from specdec_core.trees import family_curve
+
+    T, D = toy_target(), toy_draft()
+    for family, rule in (("wide", "recursive"), ("deep", "no_update")):
+        curve = family_curve(T, D, (), family, 4, rule=rule)
+        for n, got in enumerate(curve, start=1):
+            alone = tree_round_stats(T, D, (), family_tree(family, n), rule=rule)
+            assert got == alone.expected_accepted, (family, n)
+    with pytest.raises(ValueError, match="max_nodes"):
+        family_curve(T, D, (), "chain", 0)
+    with pytest.raises(ValueError):
+        family_curve(T, D, (), "bushy", 2)

@@ -10,6 +10,8 @@ State: ``symbols`` (3 to 6) and one weight per side and symbol, ``p_A … p_F``,
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..distributions import check_distribution
@@ -108,34 +110,6 @@ def texts(state) -> dict:
     }
 
 
-def draw(state):
-    """The figure at ``state`` (a fresh figure; the static copy)."""
-    p, q = normalized_pair(state)
-    return AcceptancePlot(p, q, SYMBOLS[: len(p)], blit=False).fig
-
-
-class View:
-    """Fast updater: one :class:`AcceptancePlot` per symbol count (kept), bars moved and blitted."""
-
-    def __init__(self):
-        # built up front (≈0.1 s once) so that moving the symbols slider never waits for a figure
-        p, q = np.full(MAX_SYMBOLS, 1 / MAX_SYMBOLS), np.full(MAX_SYMBOLS, 1 / MAX_SYMBOLS)
-        self.plots = {
-            n: AcceptancePlot(p[:n] * MAX_SYMBOLS / n, q[:n] * MAX_SYMBOLS / n, SYMBOLS[:n])
-            for n in range(MIN_SYMBOLS, MAX_SYMBOLS + 1)
-        }
-        for plot in self.plots.values():
-            plot.png()  # the first frame draws (and caches) the static parts
-
-    def png(self, state) -> bytes:
-        p, q = normalized_pair(state)
-        plot = self.plots.get(len(p))
-        if plot is None:
-            plot = self.plots[len(p)] = AcceptancePlot(p, q, SYMBOLS[: len(p)])
-        plot.update(p, q)
-        return plot.png()
-
-
 def hidden(state):
     n = int(state["symbols"])
     return P_KEYS[n:] + Q_KEYS[n:]
@@ -160,8 +134,8 @@ SPEC = LabSpec(
     defaults=DEFAULTS,
     controls=_controls(),
     texts=texts,
-    draw=draw,
-    view=View,
+    # the live lab builds a figure per symbol count up front (≈0.1 s once)
+    plot=partial(AcceptancePlot, normalized_pair, range(MIN_SYMBOLS, MAX_SYMBOLS + 1)),
     problem=problem,
     hidden=hidden,
     groups=(("", ("symbols",)), ("target p (weights)", P_KEYS), ("draft q (weights)", Q_KEYS)),

@@ -2,7 +2,7 @@
 
 Writing a lab
 =============
-Fill in a :class:`LabSpec` (see ``labs/acceptance.py`` for a full example)::
+Fill in a :class:`LabSpec` (``labs/counts.py`` is the shortest example)::
 
     SPEC = LabSpec(
         name="counts",                              # CSS class lab-counts, one word, a-z0-9-
@@ -10,47 +10,41 @@ Fill in a :class:`LabSpec` (see ``labs/acceptance.py`` for a full example)::
         controls={"alpha": float_slider("α", 0, 1, 0.01),   # key -> how to build its widget
                   "gamma": int_slider("γ", 0, 16)},
         texts=count_texts,                          # pure: state -> {key: plain text}
-        draw=count_figure,                          # plots/: state -> Figure (static copy)
-        view=CountView,                             # optional fast updater: () -> obj.png(state)
+        plot=partial(CountsPlot, MAX_GAMMA),        # plots/: the figure (optional)
         problem=None,                               # optional: state -> message if impossible
     )
 
-* ``defaults``: every state key and its default, in one dict. A control starts at exactly its
-  default (sliders check the value lies on their step grid; no log sliders). State keys without a
-  control (e.g. the quiz's graded answer) are allowed: actions change them.
-* ``texts(state) -> dict[str, str]``: pure, tested without a display, always the same keys, never
-  "nan". A value is plain text (escaped, ``\\n`` becomes a line break) unless it is an
-  :class:`Html` instance (trusted markup, used by the stepper's table and the quiz prompt).
-* ``draw(state) -> Figure``: a fresh figure from :func:`specdec_core.plots.frames.lab_figure`
-  (fixed pixel size, ≤ 760 px wide). It draws the static copy; the live lab uses it too unless
-  ``view`` gives a faster updater (an object whose ``png(state) -> bytes`` moves artists and blits).
-  ``draw=None``: the lab has no figure (``Lab.figure`` is then ``None``).
-* ``problem(state) -> str | None``: when it returns a message the state is impossible; the figure
-  is replaced by a greyed frame with that message (never a stale figure) and the root gets the
-  class ``lab-impossible``. ``texts`` must still return readable text for such states.
+* ``defaults``: every state key and its default. A control starts at exactly its default
+  (sliders check the value lies on their step grid). State keys without a control (e.g. the
+  quiz's graded answer) are allowed: actions change them.
+* ``texts(state) -> dict[str, str]``: pure, always the same keys, never "nan". A value is plain
+  text (escaped, ``\\n`` becomes a line break) unless it is an :class:`Html` (trusted markup).
+* ``plot``: a factory of a :class:`~specdec_core.plots.frames.LabPlot` — a subclass, or a
+  ``functools.partial`` of one. ``plot(blit=True)`` is the live lab's figure, ``plot(blit=False)``
+  the static copy's; each has ``update(state)``, ``.fig`` and ``.png()``, and the class declares
+  its pixel ``size`` (≤ 760 px wide, shown 1:1). No ``plot``: the lab has no figure.
+* ``problem(state) -> str | None``: a message when the state is impossible; the figure is then a
+  greyed frame with that message (``update`` is not called) and the root gets the class
+  ``lab-impossible``. ``texts`` must still read well for such states.
 * ``actions``: buttons, key -> :class:`Action` (label, ``fn(state) -> changes``).
-* ``groups``: optional ((heading, (keys…)), …): titled groups are columns that sit side by side
-  and wrap; a group with an empty heading takes a full row.
-* ``hidden(state) -> keys``: optional, controls not shown for this state (kept, not destroyed).
+* ``groups``: optional ((heading, (keys…)), …): titled groups are columns side by side; a group
+  with an empty heading takes a full row. ``hidden(state) -> keys``: controls not shown now.
 * ``note``: one plain line above the controls; ``static``: optional ``() -> html`` replacing the
-  static copy's body (the quiz shows its question and a collapsed answer); ``order``: optional
-  top-to-bottom order of the parts "actions", "controls", "text:<key>", "figure" (default: the
-  buttons, the controls, the texts in ``texts()`` order, the figure).
+  static copy's body; ``order``: optional top-to-bottom order of "actions", "controls",
+  "text:<key>", "figure".
 
 Public attributes of every :class:`Lab` (tests and benchmarks use only these):
 ``.spec``, ``.state`` (dict copy), ``.controls`` (key -> widget), ``.actions`` (key -> Button),
 ``.texts`` (key -> ``ipywidgets.HTML``), ``.figure`` (``ipywidgets.Image`` or ``None``; its value
 is the frame as a ``data:`` URL), ``.png`` (that frame's PNG bytes, or ``None``),
-``.set(**changes)`` (change several values, one refresh), ``.press(key)`` (run an action),
-``.refresh()``, ``.last_texts`` (the dict shown).
+``.set(**changes)`` (several values, one refresh), ``.press(key)``, ``.refresh()``, ``.last_texts``.
 
 DOM contract (browser tests rely on it exactly)
 ===============================================
 * live root: CSS classes ``specdec-lab lab-<name>`` (plus ``lab-impossible`` while ``problem``
   says so; plus Jupyter's ``jupyter-widgets-disconnected`` once the kernel is gone);
 * each control (and action button): ``lab-control-<key>``; hidden controls get ``display: none``;
-* each text readout: ``lab-text-<key>``; its ``innerText`` is ``texts(state)[key]`` (newlines as
-  line breaks);
+* each text readout: ``lab-text-<key>``; its ``innerText`` is ``texts(state)[key]``;
 * the figure: ``lab-figure`` (an ``<img>``, exactly ``size`` pixels, ``max-width: 100%``);
 * the restart note: ``lab-restart-note`` inside the live root, hidden while connected;
 * the static copy (a separate HTML output right after the live widget): ``lab-static
@@ -100,7 +94,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..plots.frames import MAX_WIDTH_PX, figure_png, message_png, pixel_size, png_data_url
+from ..plots.frames import MAX_WIDTH_PX, message_png, plot_size, png_data_url
 
 __all__ = [
     "Action",
@@ -274,8 +268,7 @@ class LabSpec:
     defaults: Mapping[str, Any]
     controls: Mapping[str, Control]
     texts: Callable[[Mapping], dict]
-    draw: Callable[[Mapping], Any] | None = None
-    view: Callable[[], Any] | None = None
+    plot: Callable[..., Any] | None = None  # a LabPlot factory: plot(blit=...) -> LabPlot
     problem: Callable[[Mapping], str | None] | None = None
     actions: Mapping[str, Action] = field(default_factory=dict)
     groups: tuple = ()
@@ -294,6 +287,8 @@ class LabSpec:
         for key in self.actions:
             if key in self.controls:
                 raise ValueError(f"action {key!r} has the name of a control")
+        if self.plot is not None:
+            plot_size(self.plot)  # declared, and at most MAX_WIDTH_PX wide
         grouped = [k for _, keys in self.groups for k in keys]
         if self.groups and sorted(grouped) != sorted(self.controls):
             raise ValueError("groups must list every control exactly once")
@@ -341,11 +336,9 @@ RESTART_NOTE = (
 #: state was not restored in time), hide that output, so the learner sees the static copy instead
 #: of an error. Untrusted notebooks drop <style>, so there the friendly text/plain line stays.
 _STATIC_CSS = (
-    "<style>.jp-OutputArea-child:has(.specdec-lab) + .jp-OutputArea-child .lab-static,"
-    ".jp-OutputArea-child:has(.specdec-quiz) + .jp-OutputArea-child .lab-static"
-    " {display: none;}"
-    ".jp-OutputArea-child:not(:has(.specdec-lab, .specdec-quiz))"
-    ":has(+ .jp-OutputArea-child .lab-static) {display: none;}</style>"
+    "<style>.jp-OutputArea-child:has(.specdec-lab) + .jp-OutputArea-child .lab-static {display: none;}"
+    ".jp-OutputArea-child:not(:has(.specdec-lab)):has(+ .jp-OutputArea-child .lab-static)"
+    " {display: none;}</style>"
 )
 
 
@@ -384,22 +377,11 @@ class Lab(w.VBox):
             self.texts[key] = t
         self.figure = None
         self._png = None
-        self._view = None
-        self._size = None
-        if spec.draw is not None:
-            self._view = spec.view() if spec.view is not None else _DrawView(spec.draw)
-            self._size = figure_size(spec)
-            # Each frame goes to the page as a data: URL (format "url"), not as PNG bytes: ipywidgets
-            # shows PNG bytes through a blob: URL, which Chromium fetches and decodes later —
-            # measured in headless Chromium, decode-to-paint median 16 ms for a blob: URL, 3 ms for
-            # a data: URL of the same frame (1/3 more bytes on the wire: 20-70 kB per frame).
-            self.figure = w.Image(
-                format="url",
-                width=self._size[0],
-                height=self._size[1],
-                layout=w.Layout(width=f"{self._size[0]}px", height="auto", max_width="100%"),
-            )
-            self.figure.add_class("lab-figure")
+        self._plot = None
+        if spec.plot is not None:
+            self._plot = spec.plot(blit=True)
+            self._size = plot_size(spec.plot)
+            self.figure = _figure_widget(self._size)
         note = w.HTML(_LIVE_CSS + html.escape(RESTART_NOTE))
         note.add_class("lab-restart-note")
         children = [note]
@@ -506,7 +488,7 @@ class Lab(w.VBox):
         msg = _problem(self.spec, state)
         png = None
         if self.figure is not None:
-            png = message_png(*self._size, msg) if msg is not None else self._view.png(state)
+            png = message_png(*self._size, msg) if msg is not None else _frame(self._plot, state)
         # -- send
         if png is not None and self._png != png:
             self._png = png
@@ -530,27 +512,35 @@ class Lab(w.VBox):
         return self._png
 
 
+def _figure_widget(size) -> w.Image:
+    # Each frame goes to the page as a data: URL (format "url"), not as PNG bytes: ipywidgets shows
+    # PNG bytes through a blob: URL, which Chromium fetches and decodes later — measured in
+    # headless Chromium, decode-to-paint median 16 ms for a blob: URL, 3 ms for a data: URL of the
+    # same frame (1/3 more bytes on the wire: 20-70 kB per frame).
+    img = w.Image(
+        format="url",
+        width=size[0],
+        height=size[1],
+        layout=w.Layout(width=f"{size[0]}px", height="auto", max_width="100%"),
+    )
+    img.add_class("lab-figure")
+    return img
+
+
 def _wrap() -> w.Layout:
     return w.Layout(display="flex", flex_flow="row wrap", align_items="flex-start", max_width="100%")
 
 
-class _DrawView:
-    """The default updater: a fresh ``draw(state)`` per update (simple; use a ``view`` when it is
-    too slow)."""
-
-    def __init__(self, draw):
-        self.draw = draw
-
-    def png(self, state) -> bytes:
-        return figure_png(self.draw(state))
+def _frame(plot, state) -> bytes:
+    plot.update(state)
+    return plot.png()
 
 
 def figure_size(spec: LabSpec) -> tuple[int, int]:
-    fig = spec.draw(spec.defaults)
-    size = pixel_size(fig)
-    if size[0] > MAX_WIDTH_PX:
-        raise ValueError(f"lab {spec.name}: its figure is {size[0]} px wide, more than {MAX_WIDTH_PX}")
-    return size
+    """The pixel size of the lab's figure, as its plot declares it (nothing is drawn)."""
+    if spec.plot is None:
+        raise ValueError(f"lab {spec.name} has no figure")
+    return plot_size(spec.plot)
 
 
 # ---------------------------------------------------------------------------------- display
@@ -558,12 +548,12 @@ def figure_size(spec: LabSpec) -> tuple[int, int]:
 
 def static_png(spec: LabSpec) -> bytes | None:
     """PNG of the figure at the defaults (``None`` for a lab without a figure)."""
-    if spec.draw is None:
+    if spec.plot is None:
         return None
     msg = _problem(spec, spec.defaults)
     if msg is not None:
         return message_png(*figure_size(spec), msg)
-    return figure_png(spec.draw(spec.defaults))
+    return _frame(spec.plot(blit=False), spec.defaults)
 
 
 def static_html(spec: LabSpec, caption: str | None = None) -> str:
@@ -637,7 +627,7 @@ def still(spec: LabSpec, **changes):
     retypes them). Raises ``ValueError`` for a lab without a figure or an impossible state."""
     from IPython.display import Image
 
-    if spec.draw is None:
+    if spec.plot is None:
         raise ValueError(f"lab {spec.name} has no figure")
     spec = spec.with_defaults(**changes)
     for k, v in changes.items():

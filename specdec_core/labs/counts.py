@@ -5,6 +5,8 @@ No math here: P(K = k), E[K] and the E[K]-against-γ curve come from :mod:`specd
 
 from __future__ import annotations
 
+from functools import partial
+
 from ..counts import expected_output_count, output_count_distribution
 from ..formatting import labelled
 from ..plots.counts import CountsPlot
@@ -34,28 +36,12 @@ def texts(state) -> dict:
     return count_texts(state["alpha"], state["gamma"])
 
 
-def draw(state):
-    plot = CountsPlot(MAX_GAMMA, blit=False)
-    plot.update(state["alpha"], state["gamma"])
-    return plot.fig
-
-
-class View:
-    def __init__(self):
-        self.plot = CountsPlot(MAX_GAMMA)
-
-    def png(self, state) -> bytes:
-        self.plot.update(state["alpha"], state["gamma"])
-        return self.plot.png()
-
-
 SPEC = LabSpec(
     name="counts",
     defaults=DEFAULTS,
     controls={"alpha": float_slider("α", 0.0, 1.0, 0.01), "gamma": int_slider("γ", 0, MAX_GAMMA)},
     texts=texts,
-    draw=draw,
-    view=View,
+    plot=partial(CountsPlot, MAX_GAMMA),
 )
 
 

@@ -8,6 +8,8 @@ Everything shown is *derived* (integer arithmetic on published shapes) except α
 
 from __future__ import annotations
 
+from functools import partial
+
 from ..formatting import labelled
 from ..kv import (
     DTYPE_BYTES,
@@ -18,8 +20,7 @@ from ..kv import (
     rollback_positions,
     working_set,
 )
-from ..plots.frames import BlitPNG
-from ..plots.kv import PART_STYLE, kv_lab_figure, kv_lab_frame
+from ..plots.kv import PART_STYLE, KvPlot
 from .base import Lab, LabSpec, checkbox, dropdown, float_slider, int_slider, show
 
 DEFAULTS = {
@@ -110,34 +111,6 @@ def _setup(state) -> str:
 TITLE = "peak working set of one round against the memory budget"
 
 
-def kv_figure(state):
-    """The stacked bar of the working set against the budget (the static copy)."""
-    return kv_lab_figure(_working_set(state), TITLE)
-
-
-class KvView:
-    """The live lab's updater: one figure, the bars moved to each new state."""
-
-    def __init__(self):
-        self.fig, self.bars = kv_lab_frame()
-        # the axes' static parts (ticks, label, title, kind tag) live in a fixed panel above the
-        # legend; its pixels are cached per x-limit, so a scale seen before is restored, not redrawn
-        self.blit = BlitPNG(
-            self.fig,
-            [*self.bars.bars.values(), self.bars.budget],
-            regions={self.bars.ax: (0.0, 0.2, 1.0, 1.0)},
-        )
-        self.xlim = None
-
-    def png(self, state) -> bytes:
-        self.bars.update(_working_set(state), TITLE)
-        xlim = self.bars.ax.get_xlim()
-        if xlim != self.xlim:  # new scale: repaint (or restore) this axes' ticks only
-            self.blit.invalidate(self.bars.ax, key=xlim)
-            self.xlim = xlim
-        return self.blit.png()
-
-
 SPEC = LabSpec(
     name="kv",
     defaults=DEFAULTS,
@@ -157,8 +130,7 @@ SPEC = LabSpec(
         ("load", ("context", "sequences", "gamma", "budget_gib", "alpha")),
     ),
     texts=kv_texts,
-    draw=kv_figure,
-    view=KvView,
+    plot=partial(KvPlot, _working_set, TITLE),
 )
 
 

@@ -7,6 +7,8 @@ weights on one side give a message (never NaN) and a greyed figure.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..formatting import labelled
@@ -97,28 +99,6 @@ def texts(state) -> dict:
     }
 
 
-def draw(state):
-    p, q = normalized_pair(state)
-    return RulePlot(p, q, state["rule"], SYMBOLS[: len(p)], blit=False).fig
-
-
-class View:
-    """Fast updater: bars moved and blitted. The verdict (= p / ≠ p) changes colours and legend,
-    so one plot per verdict is kept and reused."""
-
-    def __init__(self):
-        self.plots = []
-
-    def png(self, state) -> bytes:
-        p, q = normalized_pair(state)
-        for plot in self.plots:
-            if plot.update(p, q, state["rule"]):
-                return plot.png()
-        plot = RulePlot(p, q, state["rule"], SYMBOLS[: len(p)])
-        self.plots.append(plot)
-        return plot.png()
-
-
 def _controls():
     rule = toggle("correction", [(RULE_LABELS[r], r) for r in CORRECTION_RULES])
     return {"rule": rule, **weight_sliders(P_KEYS, Q_KEYS)}
@@ -129,8 +109,7 @@ SPEC = LabSpec(
     defaults=DEFAULTS,
     controls=_controls(),
     texts=texts,
-    draw=draw,
-    view=View,
+    plot=partial(RulePlot, normalized_pair),
     problem=problem,
     groups=(("", ("rule",)), ("target p (weights)", P_KEYS), ("draft q (weights)", Q_KEYS)),
 )

@@ -2,7 +2,7 @@
 
 The texts come from :mod:`specdec_core.roofline` (pass times) and :mod:`specdec_core.timing`
 (the speed-up, through :func:`specdec_core.roofline.speculation_speedup`); the figure from
-:class:`specdec_core.plots.roofline.RooflineView`. Hardware numbers are datasheet values
+:class:`specdec_core.plots.roofline.RooflinePlot`. Hardware numbers are datasheet values
 (*assumed*), so every readout is *derived from assumed inputs*.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..formatting import labelled
 from ..kv import DTYPE_BYTES, PRESETS
-from ..plots.roofline import RooflineView, roofline_lab_figure
+from ..plots.roofline import RooflinePlot
 from ..roofline import (
     HARDWARE,
     float_hardware,
@@ -33,7 +33,7 @@ DEFAULTS = {
     "alpha": 0.7,
 }
 
-MAX_GAMMA = RooflineView.MAX_GAMMA
+MAX_GAMMA = RooflinePlot.MAX_GAMMA
 
 
 def roofline_texts(state) -> dict:
@@ -114,8 +114,7 @@ SPEC = LabSpec(
         ("load and speculation", ("sequences", "context", "gamma", "alpha")),
     ),
     texts=roofline_texts,
-    draw=roofline_lab_figure,
-    view=RooflineView,
+    plot=RooflinePlot,
     note="Left: the time of one pass against the positions it scores, in decode steps. "
     "Right: the speed-up over plain decoding for each γ at this α.",
 )

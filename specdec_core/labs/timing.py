@@ -12,15 +12,16 @@ the speculative budget) a budget whose speculative costs are all 0 is valid; onl
 
 from __future__ import annotations
 
+from functools import partial
+
 from ..formatting import labelled
-from ..plots.timing import TimingPlot, no_speculative_budget
+from ..plots.timing import BUDGET_KEYS, TimingPlot, no_speculative_budget
 from ..timing import scenario_rates, work_account
 from ..verify import acceptance_probability
 from ..worked import WORKED
 from .base import Lab, LabSpec, float_slider, int_slider, show
 
 MAX_GAMMA = 16
-BUDGET_KEYS = ("draft_per_token_ms", "verify_base_ms", "verify_per_position_ms", "overhead_ms", "baseline_ms")
 
 #: The one home of the lab's default state: the worked example's α, γ and assumed timings
 #: (2 ms of drafting for γ = 2, 6 ms verification, 1 ms overhead, 6 ms per baseline token).
@@ -110,21 +111,6 @@ def texts(state) -> dict:
     return timing_texts(state["alpha"], state["gamma"], **budget(state))
 
 
-def draw(state):
-    plot = TimingPlot(MAX_GAMMA, blit=False)
-    plot.update(state["alpha"], state["gamma"], **budget(state))
-    return plot.fig
-
-
-class View:
-    def __init__(self):
-        self.plot = TimingPlot(MAX_GAMMA)
-
-    def png(self, state) -> bytes:
-        self.plot.update(state["alpha"], state["gamma"], **budget(state))
-        return self.plot.png()
-
-
 SPEC = LabSpec(
     name="timing",
     defaults=DEFAULTS,
@@ -138,8 +124,7 @@ SPEC = LabSpec(
         "baseline_ms": float_slider("baseline ms / token", 0.5, 30.0, 0.5, ".1f"),
     },
     texts=texts,
-    draw=draw,
-    view=View,
+    plot=partial(TimingPlot, MAX_GAMMA),
     problem=problem,
     note="All times are assumed budgets (ms); the rates are derived from them.",
 )

@@ -9,6 +9,8 @@ nothing there). Only the slider of the chosen transform is shown.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..formatting import fmt, labelled
@@ -108,25 +110,14 @@ def texts(state) -> dict:
     }
 
 
-def _title(state, tv) -> str:
-    return f"{SETUP_TITLES[state['setup']]} ({state['context']}), TV = {tv:.4f}"
-
-
-def draw(state):
+def figure_inputs(state) -> tuple:
+    """(intended law, emitted law, title) of the figure."""
     r = laws(state)
-    plot = TransformPlot(SYMBOLS, blit=False)
-    plot.update(r["intended"], r["emitted"], _title(state, r["tv"]))
-    return plot.fig
-
-
-class View:
-    def __init__(self):
-        self.plot = TransformPlot(SYMBOLS)
-
-    def png(self, state) -> bytes:
-        r = laws(state)
-        self.plot.update(r["intended"], r["emitted"], _title(state, r["tv"]))
-        return self.plot.png()
+    return (
+        r["intended"],
+        r["emitted"],
+        f"{SETUP_TITLES[state['setup']]} ({state['context']}), TV = {r['tv']:.4f}",
+    )
 
 
 def hidden(state):
@@ -145,8 +136,7 @@ SPEC = LabSpec(
         "context": dropdown("context", list(CONTEXTS)),
     },
     texts=texts,
-    draw=draw,
-    view=View,
+    plot=partial(TransformPlot, figure_inputs, SYMBOLS),
     hidden=hidden,
 )
 

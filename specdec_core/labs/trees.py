@@ -10,15 +10,22 @@ children of a node are independent draws; False: drawn without replacement).
 
 from __future__ import annotations
 
+from functools import partial
+
+from ..distributions import check_gamma, check_probability
 from ..formatting import labelled
-from ..multidraft import TYPICAL_DELTA, TYPICAL_EPSILON
-from ..plots.trees import TreeLabView, tree_lab_figure
+from ..multidraft import TYPICAL_DELTA, TYPICAL_EPSILON, check_replacement, check_rule
+from ..plots.trees import TreeLabPlot
+from ..toy import toy_draft, toy_target
 from ..trees import (
     FAMILY_LABELS,
-    LAB_HORIZON,
-    LAB_MAX_NODES,
     TREE_FAMILIES,
-    tree_lab_numbers,
+    MixedDraft,
+    compare_with_target,
+    expected_drafted_nodes,
+    family_curve,
+    family_tree,
+    last_token_key,
 )
 from .base import (
     Lab,
@@ -31,6 +38,10 @@ from .base import (
     toggle,
 )
 
+#: The lab's node budget runs 1 … LAB_MAX_NODES; its law is over the first LAB_HORIZON tokens.
+LAB_MAX_NODES = 8
+LAB_HORIZON = 2
+
 #: The one home of the lab's default state.
 DEFAULTS = {"family": "deep", "nodes": 4, "quality": 0.0, "rule": "recursive", "replacement": True}
 
@@ -41,12 +52,94 @@ RULE_LABELS = {
 }
 
 
+# ------------------------------------------------------------------ the lab's numbers (cached)
+def tree_lab_numbers(family: str, nodes: int, quality: float, rule: str, replacement: bool) -> dict:
+    """Everything the trees lab shows, for the toy language at the start of a sequence, with the
+    draft (1 − quality)·toy draft + quality·target. float64 (derived), cached.
+
+    Keys: ``law`` and ``target_law`` ({two tokens: probability}), ``tv``, ``expected_accepted``,
+    ``expected_emitted``, ``positions`` (what one pass scores: 1 + the expected number of nodes
+    drafted, see :class:`~specdec_core.trees.TreeRoundStats`), ``curve`` (E[accepted] for
+    1 … LAB_MAX_NODES nodes)."""
+    if family not in TREE_FAMILIES:
+        raise ValueError(f"family must be one of {TREE_FAMILIES}, got {family!r}")
+    nodes = check_gamma(nodes, "nodes")
+    if not 1 <= nodes <= LAB_MAX_NODES:
+        raise ValueError(f"nodes must be in 1..{LAB_MAX_NODES}, got {nodes}")
+    quality = check_probability(quality, "quality", scalar=True)
+    check_rule(rule)
+    replacement = check_replacement(replacement)
+    return _numbers(family, nodes, round(float(quality), 6), rule, bool(replacement))
+
+
+#: (kind, family, …) -> numbers or curve; cleared past 4,000 entries.
+_CACHE: dict = {}
+_OPTIONS = {"exact": False, "key": last_token_key}
+
+
+def lab_models(quality: float) -> tuple:
+    """(toy target, the lab's draft at ``quality``)."""
+    target = toy_target()
+    return target, MixedDraft(toy_draft(), target, quality)
+
+
+def _curve(family, quality, rule, replacement) -> tuple:
+    ck = ("curve", family, quality, rule, replacement)
+    if ck not in _CACHE:
+        target, draft = lab_models(quality)
+        curve = family_curve(
+            target, draft, (), family, LAB_MAX_NODES, rule=rule, replacement=replacement, **_OPTIONS
+        )
+        _CACHE[ck] = tuple(float(v) for v in curve)
+    return _CACHE[ck]
+
+
+def _positions(draft, tree, replacement):
+    """1 + E[nodes drafted], rounded to 9 places (4, not 3.9999999999999996, when the count is
+    sure) and an int when whole."""
+    pos = round(float(expected_drafted_nodes(draft, (), tree, replacement=replacement, **_OPTIONS)) + 1, 9)
+    return int(pos) if pos.is_integer() else pos
+
+
+def _numbers(family, nodes, quality, rule, replacement) -> dict:
+    ck = ("numbers", family, nodes, quality, rule, replacement)
+    if ck not in _CACHE:
+        target, draft = lab_models(quality)
+        tree = family_tree(family, nodes)
+        c = compare_with_target(
+            target, draft, (), tree, LAB_HORIZON, rule=rule, replacement=replacement, **_OPTIONS
+        )
+        curve = _curve(family, quality, rule, replacement)
+        _CACHE[ck] = {
+            "law": c.law,
+            "target_law": c.target_law,
+            "tv": float(c.tv),
+            "expected_accepted": curve[nodes - 1],
+            "expected_emitted": curve[nodes - 1] + 1,
+            "positions": _positions(draft, tree, replacement),
+            "curve": curve,
+        }
+        if len(_CACHE) > 4000:
+            _CACHE.clear()
+    return _CACHE[ck]
+
+
+def numbers(state) -> dict:
+    """:func:`tree_lab_numbers` of a lab state."""
+    return tree_lab_numbers(
+        state["family"], state["nodes"], state["quality"], state["rule"], state["replacement"]
+    )
+
+
+def target_law() -> dict:
+    """The toy target's law of the first LAB_HORIZON tokens (the same in every state)."""
+    return numbers(DEFAULTS)["target_law"]
+
+
 def texts(state) -> dict:
     """Three readouts (pure; never NaN): the law's distance from the target, the round's length
     and pass size, and what the rule does."""
-    d = tree_lab_numbers(
-        state["family"], state["nodes"], state["quality"], state["rule"], state["replacement"]
-    )
+    d = numbers(state)
     exact = d["tv"] < 1e-12
     verdict = (
         "the target's law (TV = 0 up to rounding)" if exact else f"NOT the target's law: TV = {d['tv']:.4f}"
@@ -75,10 +168,6 @@ def texts(state) -> dict:
     }
 
 
-def draw(state):
-    return tree_lab_figure(state)
-
-
 SPEC = LabSpec(
     name="trees",
     defaults=DEFAULTS,
@@ -90,8 +179,7 @@ SPEC = LabSpec(
         "replacement": checkbox("children independent (with replacement)", width=340),
     },
     texts=texts,
-    draw=draw,
-    view=TreeLabView,
+    plot=partial(TreeLabPlot, numbers, target_law, LAB_MAX_NODES),
     groups=(("tree", ("family", "nodes")), ("draft and rule", ("quality", "rule", "replacement"))),
 )
 

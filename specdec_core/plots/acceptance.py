@@ -1,15 +1,17 @@
 """Figures for notebook 01: p, q and the accepted mass min(p, q) per symbol, and simulations.
 
-``draw_*`` functions draw onto a given axes (the widget reuses one figure); ``*_figure``
-functions build a pyplot figure for the static copy shown in the notebook.
+``draw_*`` functions draw onto a given axes; ``*_figure`` functions build a figure for the
+notebook (show it with :func:`specdec_core.plots.show`); :class:`AcceptancePlot` is the lab's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import numpy as np
 
 from ..verify import acceptance_probabilities, acceptance_probability, accepted_mass
-from .frames import BlitPNG, figure_png, lab_figure
+from .frames import LabPlot
 from .style import COLORS, HATCHES, new_axes, tag_kind
 
 SYMBOLS = ("A", "B", "C", "D", "E", "F")
@@ -164,33 +166,34 @@ def thinning_figure(p, q, symbols=None):
     return fig
 
 
-#: The acceptance lab's figure, in pixels (shown 1:1).
-LAB_SIZE = (600, 290)
-
-
-class AcceptancePlot:
+class AcceptancePlot(LabPlot):
     """The acceptance lab's figure: :func:`draw_acceptance` on a fixed-size figure with a fixed
     y range (0 to 1.3), so only bars, notes and the title change and :meth:`png` blits them.
+    ``read(state) -> (p, q)`` is the lab's. One figure per number of symbols, kept (``.fig`` is
+    the one last updated); with ``blit`` those of ``counts`` are built and drawn up front, so
+    moving the symbols slider never waits for a figure."""
 
-    ``AcceptancePlot(p, q).fig`` is also the static copy's figure. :meth:`update` returns False
-    (doing nothing) for a different number of symbols: build a new plot then.
-    """
+    size = (600, 290)
 
-    def __init__(self, p, q, symbols=None, size=LAB_SIZE, blit: bool = True):
+    def __init__(self, read: Callable[[Mapping], tuple], counts=(), *, blit: bool = True):
+        self._blit, self.read = blit, read
+        self.fig, self.frames, self.panels = None, None, {}
+        for n in counts if blit else ():
+            self._panel(np.full(n, 1 / n), np.full(n, 1 / n)).frames.png()  # caches the static parts
 
-        self.fig = lab_figure(*size)
-        self.ax = self.fig.add_axes((0.09, 0.1, 0.89, 0.8))
-        self.n = len(np.asarray(p, dtype=np.float64))
-        self._update = draw_acceptance(self.ax, p, q, symbols, fixed_ylim=True)
-        tag_kind(self.ax, "derived")
-        dynamic = list(self.ax.patches) + list(self.ax.texts[: self.n]) + [self.ax.title]
-        self.frames = BlitPNG(self.fig, dynamic) if blit else None  # False: the static copy
+    def _panel(self, p, q):
+        n = len(p)
+        super().__init__(blit=self._blit)
+        ax = self.fig.add_axes((0.09, 0.1, 0.89, 0.8))
+        self.move = draw_acceptance(ax, p, q, SYMBOLS[:n], fixed_ylim=True)
+        tag_kind(ax, "derived")
+        self.blit(list(ax.patches) + list(ax.texts[:n]) + [ax.title])
+        self.panels[n] = (self.fig, self.frames, self.move)
+        return self
 
-    def update(self, p, q) -> bool:
-        if len(np.asarray(p, dtype=np.float64)) != self.n:
-            return False
-        self._update(p, q)
-        return True
-
-    def png(self) -> bytes:
-        return self.frames.png() if self.frames is not None else figure_png(self.fig)
+    def update(self, state: Mapping) -> None:
+        p, q = self.read(state)
+        if len(p) not in self.panels:
+            self._panel(p, q)
+        self.fig, self.frames, self.move = self.panels[len(p)]
+        self.move(p, q)

@@ -1,10 +1,13 @@
 """Figures for notebook 04: the K distribution, E[K] against γ, and simulated vs iid K.
 
-Builders draw into a given Axes and return the artists a widget updates in place; the
-``*_figure`` functions make the static fallback figures at given values.
+Builders draw into a given Axes and return the artists a lab updates in place; the ``*_figure``
+functions make the notebook's figures at given values (show them with
+:func:`specdec_core.plots.show`); :class:`CountsPlot` is the lab's.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -13,7 +16,7 @@ from ..counts import (
     expected_output_count,
     output_count_distribution,
 )
-from .frames import BlitPNG, figure_png, lab_figure
+from .frames import LabPlot
 from .style import COLORS, new_axes, tag_kind
 
 #: α values for the diminishing-returns curves.
@@ -133,18 +136,16 @@ def simulated_vs_iid_figure(k_counts, iid_pmf, *, title=""):
     return fig
 
 
-#: The counts lab's figure, in pixels (shown 1:1).
-LAB_SIZE = (740, 300)
+class CountsPlot(LabPlot):
+    """The counts lab's figure at state ``alpha``, ``gamma``: the K distribution (left) and E[K]
+    against γ for several α with the chosen α's curve and (γ, E[K]) starred (right). Bars, curve
+    and star are blitted; an Axes' static parts are redrawn only when its limits change."""
 
+    size = (740, 300)
 
-class CountsPlot:
-    """The counts lab's figure: the K distribution (left) and E[K] against γ for several α with
-    the chosen α's curve and (γ, E[K]) starred (right). Fixed pixel size; bars, curve and star
-    are blitted; an Axes' static parts are redrawn only when its limits change."""
-
-    def __init__(self, max_gamma: int = 16, size=LAB_SIZE, blit: bool = True):
+    def __init__(self, max_gamma: int = 16, *, blit: bool = True):
+        super().__init__(blit=blit)
         self.max_gamma = max_gamma
-        self.fig = lab_figure(*size)
         ax1 = self.fig.add_axes((0.075, 0.15, 0.38, 0.72))
         ax2 = self.fig.add_axes((0.575, 0.15, 0.405, 0.72))
         self.ax1, self.ax2 = ax1, ax2
@@ -162,16 +163,11 @@ class CountsPlot:
             self.curve,
             self.star,
         ]
-        # blit=False: a plain figure (the static copy), every artist drawn by a full draw
-        self.frames = (
-            BlitPNG(self.fig, dynamic, regions={ax1: (0.0, 0.0, 0.5, 1.0), ax2: (0.5, 0.0, 1.0, 1.0)})
-            if blit
-            else None
-        )
+        self.blit(dynamic, regions={ax1: (0.0, 0.0, 0.5, 1.0), ax2: (0.5, 0.0, 1.0, 1.0)})
         self._gamma, self._top = None, None
 
-    def update(self, alpha, gamma) -> None:
-        a, g = float(alpha), int(gamma)
+    def update(self, state: Mapping) -> None:
+        a, g = float(state["alpha"]), int(state["gamma"])
         self.bars.update(a, g)
         ys = [float(v) for v in expected_count_curve(a, self.max_gamma)]
         self.curve.set_data(range(self.max_gamma + 1), ys)
@@ -180,11 +176,8 @@ class CountsPlot:
         top = next(t for t in (self.base_top, 13.0, 15.5, 18.0) if t >= ys[-1] * 1.05)
         self.ax2.set_ylim(0.8, top)
         span = self.bars.x_span(g)
-        if self.frames is not None and span != self._gamma:
-            self.frames.invalidate(self.ax1, span)  # the x range and ticks follow γ in steps
-        if self.frames is not None and top != self._top:
-            self.frames.invalidate(self.ax2, top)
+        if span != self._gamma:
+            self.invalidate(self.ax1, span)  # the x range and ticks follow γ in steps
+        if top != self._top:
+            self.invalidate(self.ax2, top)
         self._gamma, self._top = span, top
-
-    def png(self) -> bytes:
-        return self.frames.png() if self.frames is not None else figure_png(self.fig)

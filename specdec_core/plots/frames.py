@@ -4,7 +4,8 @@
 * :func:`figure_png` — one Agg draw, fast PNG compression;
 * :class:`BlitPNG` — re-draw only what changes (static parts cached);
 * :func:`message_png` — a greyed frame carrying a message, used instead of a stale or NaN figure;
-* :func:`png_data_url` — a frame as the ``data:`` URL the lab's image widget shows.
+* :func:`png_data_url` — a frame as the ``data:`` URL the lab's image widget shows;
+* :class:`LabPlot` — the one figure hand-off of a lab (``update(state)``, ``.fig``, ``.png()``).
 
 Matplotlib only (no ipywidgets): the lab widget in :mod:`specdec_core.labs.base` shows the bytes.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import base64
 import struct
 import zlib
+from collections.abc import Mapping
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -216,3 +218,50 @@ class BlitPNG:
             if a.get_visible():
                 self.fig.draw_artist(a)
         return _encode_png(canvas)
+
+
+class LabPlot:
+    """A lab's figure: what :class:`~specdec_core.labs.base.LabSpec` takes as ``plot``.
+
+    A subclass declares ``size`` (pixels, shown 1:1; the lab's frame size, known without drawing),
+    builds its artists on ``self.fig`` in ``__init__`` and hands the ones that move to
+    :meth:`blit`; :meth:`update` moves them to a lab state. ``blit=False`` gives a plain figure
+    whose :meth:`png` is one full draw (the static copy); ``blit=True`` caches the static parts
+    (the live lab). Both draw the same picture."""
+
+    size: tuple[int, int] = (MAX_WIDTH_PX, 300)
+
+    def __init__(self, *, blit: bool = True):
+        self.fig = lab_figure(*self.size)
+        self.frames: BlitPNG | None = None
+        self._blit = blit
+
+    def blit(self, dynamic, regions=None) -> None:
+        """Mark ``dynamic`` as the artists that move (only when built with ``blit=True``)."""
+        if self._blit:
+            self.frames = BlitPNG(self.fig, dynamic, regions=regions)
+
+    def invalidate(self, ax, key=None) -> None:
+        """The static parts of ``ax`` changed (limits, ticks): repaint them on the next frame."""
+        if self.frames is not None:
+            self.frames.invalidate(ax, key)
+
+    def update(self, state: Mapping) -> None:
+        """Move the figure to ``state`` (a lab state; never an impossible one)."""
+        raise NotImplementedError
+
+    def png(self) -> bytes:
+        """The current frame as PNG bytes."""
+        return self.frames.png() if self.frames is not None else figure_png(self.fig)
+
+
+def plot_size(factory) -> tuple[int, int]:
+    """The declared pixel size of a lab's plot factory (a :class:`LabPlot` subclass, or a
+    ``functools.partial`` of one), read without drawing."""
+    size = getattr(factory, "size", None) or getattr(getattr(factory, "func", None), "size", None)
+    if size is None:
+        raise ValueError(f"plot factory {factory!r} declares no size")
+    w, h = size
+    if w > MAX_WIDTH_PX:
+        raise ValueError(f"a lab figure is at most {MAX_WIDTH_PX} px wide, {factory!r} declares {w}")
+    return int(w), int(h)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import numpy as np
 
 from ..kv import GIB, WorkingSet, working_set
+from .frames import LabPlot
 from .style import COLORS, new_axes, tag_kind
 
 #: Colour and label of each part of the working set (stacked in this order).
@@ -112,29 +115,35 @@ def concurrency_figure(
     return fig
 
 
-def kv_lab_frame():
-    """(figure, BreakdownView) for the calculator lab: 740 × 190 px, fixed layout, legend below."""
-    from .frames import lab_figure
+class KvPlot(LabPlot):
+    """The KV calculator lab's figure: one :class:`BreakdownView` of ``read(state)`` (a
+    :class:`WorkingSet`) under a fixed ``title``, legend below. The axes' static parts (ticks,
+    label, title, kind tag) live in a fixed panel above the legend; its pixels are cached per
+    x-limit, so a scale seen before is restored, not redrawn."""
 
-    fig = lab_figure(740, 190)
-    view = BreakdownView(fig.add_axes((0.02, 0.5, 0.96, 0.36)), legend=False)
-    # the legend belongs to the figure, not the axes, so a redraw of the axes skips it
-    fig.legend(
-        [*view.bars.values(), view.budget],
-        [PART_STYLE[p][0] for p in view.bars] + ["memory budget"],
-        loc="lower center",
-        ncol=4,
-        fontsize=7,
-        frameon=False,
-    )
-    return fig, view
+    size = (740, 190)
 
+    def __init__(self, read: Callable[[Mapping], WorkingSet], title: str = "", *, blit: bool = True):
+        super().__init__(blit=blit)
+        self.read, self.title, self.xlim = read, title, None
+        self.bars = BreakdownView(self.fig.add_axes((0.02, 0.5, 0.96, 0.36)), legend=False)
+        # the legend belongs to the figure, not the axes, so a redraw of the axes skips it
+        self.fig.legend(
+            [*self.bars.bars.values(), self.bars.budget],
+            [PART_STYLE[p][0] for p in self.bars.bars] + ["memory budget"],
+            loc="lower center",
+            ncol=4,
+            fontsize=7,
+            frameon=False,
+        )
+        self.blit([*self.bars.bars.values(), self.bars.budget], regions={self.bars.ax: (0.0, 0.2, 1.0, 1.0)})
 
-def kv_lab_figure(ws: WorkingSet, title: str = ""):
-    """The calculator lab's figure at one working set (the static copy)."""
-    fig, view = kv_lab_frame()
-    view.update(ws, title)
-    return fig
+    def update(self, state: Mapping) -> None:
+        self.bars.update(self.read(state), self.title)
+        xlim = self.bars.ax.get_xlim()
+        if xlim != self.xlim:  # new scale: repaint (or restore) this axes' ticks only
+            self.invalidate(self.bars.ax, key=xlim)
+            self.xlim = xlim
 
 
 def _name(m):

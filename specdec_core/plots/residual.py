@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import numpy as np
 
 from ..verify import (
@@ -13,8 +15,8 @@ from ..verify import (
     output_distribution_with,
     total_variation,
 )
-from .acceptance import symbol_labels
-from .frames import BlitPNG, figure_png, lab_figure
+from .acceptance import SYMBOLS, symbol_labels
+from .frames import LabPlot
 from .style import COLORS, HATCHES, new_axes, tag_kind
 
 #: How each correction rule is named on figures and in the lab.
@@ -193,28 +195,28 @@ def rules_figure(p, q, symbols=None, rules=CORRECTION_RULES):
     return fig
 
 
-#: The corrections lab's figure, in pixels (shown 1:1).
-LAB_SIZE = (520, 300)
+class RulePlot(LabPlot):
+    """The corrections lab's figure at state ``rule`` (and the weights ``read(state) -> (p, q)``
+    reads): :func:`draw_rule_output` on a fixed-size figure; bars and title are blitted. The
+    verdict (= p / ≠ p) changes colours and legend, so one figure per verdict is kept (``.fig``
+    is the one last updated)."""
 
+    size = (520, 300)
 
-class RulePlot:
-    """The corrections lab's figure: :func:`draw_rule_output` on a fixed-size figure; bars and
-    title are blitted. :meth:`update` returns False when the verdict (= p / ≠ p) or the number
-    of symbols changes (colours and legend differ): build a new plot then."""
+    def __init__(self, read: Callable[[Mapping], tuple], *, blit: bool = True):
+        self._blit, self.read = blit, read
+        self.fig, self.frames, self.panels = None, None, []
 
-    def __init__(self, p, q, rule, symbols=None, size=LAB_SIZE, blit: bool = True):
-
-        self.fig = lab_figure(*size)
-        self.ax = self.fig.add_axes((0.11, 0.09, 0.86, 0.77))
-        self._update = draw_rule_output(self.ax, p, q, rule, symbols)
-        self.ax.set_ylabel("probability")
-        tag_kind(self.ax, "derived", where="upper left")
-        self.frames = (
-            BlitPNG(self.fig, list(self.ax.patches) + [self.ax.title]) if blit else None
-        )  # False: the static copy, every artist drawn by a full draw
-
-    def update(self, p, q, rule) -> bool:
-        return self._update(p, q, rule)
-
-    def png(self) -> bytes:
-        return self.frames.png() if self.frames is not None else figure_png(self.fig)
+    def update(self, state: Mapping) -> None:
+        p, q = self.read(state)
+        for fig, frames, move in self.panels:
+            if move(p, q, state["rule"]):
+                self.fig, self.frames = fig, frames
+                return
+        super().__init__(blit=self._blit)
+        ax = self.fig.add_axes((0.11, 0.09, 0.86, 0.77))
+        move = draw_rule_output(ax, p, q, state["rule"], SYMBOLS[: len(p)])
+        ax.set_ylabel("probability")
+        tag_kind(ax, "derived", where="upper left")
+        self.blit(list(ax.patches) + [ax.title])
+        self.panels.append((self.fig, self.frames, move))

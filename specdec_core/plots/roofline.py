@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ..roofline import float_hardware, memory_bound_positions, pass_time, serving_curve, serving_point
-from .frames import lab_figure
-from .style import COLORS, KIND_COLORS, tag_kind
+from . import show
+from .frames import LabPlot, lab_figure
+from .style import COLORS, tag_kind
 
 LINESTYLES = ("-", "--", "-.", ":")
 GAMMA_COLORS = (COLORS["ink"], COLORS["target"], COLORS["draft"], COLORS["rejected"])
@@ -21,99 +24,6 @@ def _curve(model, hardware, *, dtype, sequences, context, max_positions):
     ]
     ms = lambda attr: np.array([float(getattr(p, attr)) * 1e3 for p in pts])
     return Ts, ms("memory_s"), ms("compute_s"), ms("total_s")
-
-
-def draw_pass_time(ax, model, hardware, *, dtype, sequences, context, gamma, max_positions=32):
-    """Pass time (ms) against positions T: the memory limit, the compute limit, their maximum,
-    the memory-bound region shaded, the verification pass (T = γ + 1) marked."""
-    Ts, mem, comp, tot = _curve(
-        model, hardware, dtype=dtype, sequences=sequences, context=context, max_positions=max_positions
-    )
-    free = memory_bound_positions(
-        model, hardware, dtype=dtype, sequences=sequences, context=context, max_positions=max_positions
-    )
-    if free:
-        ax.axvspan(0.5, free + 0.5, color=COLORS["accepted"], alpha=0.12, lw=0)
-    if free < max_positions:
-        ax.axvspan(free + 0.5, max_positions + 0.5, color=COLORS["rejected"], alpha=0.10, lw=0)
-    ax.plot(Ts, mem, color=COLORS["target"], ls="--", lw=1.4, label="bytes ÷ bandwidth")
-    ax.plot(Ts, comp, color=COLORS["draft"], ls=":", lw=1.8, label="FLOPs ÷ peak")
-    ax.plot(Ts, tot, color=COLORS["ink"], lw=2, label="pass time (max)")
-    T = gamma + 1
-    if T <= max_positions:
-        ax.plot(
-            [T],
-            [tot[T - 1]],
-            "o",
-            ms=8,
-            mfc="none",
-            mec=COLORS["rejected"],
-            mew=2,
-            label=f"verify γ + 1 = {T}",
-        )
-    ax.set_xlim(0.5, max_positions + 0.5)
-    ax.set_ylim(0, max(tot.max(), mem.max()) * 1.15)
-    ax.set_xlabel("positions scored in one pass, T")
-    ax.set_ylabel("time of one pass (ms)")
-    ax.text(
-        0.02,
-        0.97,
-        "memory-bound" if free else "",
-        transform=ax.transAxes,
-        va="top",
-        fontsize=8,
-        color=COLORS["accepted"],
-    )
-    if free < max_positions:
-        ax.text(
-            0.98,
-            0.03,
-            "compute-bound",
-            transform=ax.transAxes,
-            ha="right",
-            va="bottom",
-            fontsize=8,
-            color=COLORS["rejected"],
-        )
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, 0.9), frameon=False)
-    return free
-
-
-def draw_speedup_vs_gamma(
-    ax, target, draft, hardware, *, dtype, sequences, context, alpha, gamma, max_gamma=12
-):
-    """Speed-up over plain decoding against γ for one α, priced by the roofline."""
-    gs = np.arange(0, max_gamma + 1)
-    curve = serving_curve(
-        target,
-        draft,
-        hardware,
-        dtype=dtype,
-        alpha=alpha,
-        sequences=sequences,
-        context=context,
-        max_gamma=max_gamma,
-    )
-    sp = [float(pt.speedup) for pt in curve]
-    ax.axhline(1, color=COLORS["discarded"], lw=1)
-    ax.plot(gs, sp, color=COLORS["target"], marker="o", ms=3, lw=1.6)
-    if 0 <= gamma <= max_gamma:
-        ax.plot([gamma], [sp[gamma]], "o", ms=9, mfc="none", mec=COLORS["rejected"], mew=2)
-    ax.set_xlabel("γ")
-    ax.set_ylabel("speed-up over plain decoding")
-    ax.set_ylim(0, max(2.0, max(sp) * 1.15))
-    ax.set_xlim(-0.5, max_gamma + 0.5)
-    return sp
-
-
-def roofline_lab_figure(state):
-    """The roofline lab's figure (740 × 300 px) at ``state``: pass time against T with the two
-    limits and the regions, and the speed-up against γ (the same drawing as the live lab)."""
-    view = RooflineView()
-    fig = view.update(state)
-    for artist in view.blit.dynamic:  # a plain full draw must include the moving parts
-        artist.set_animated(False)
-    return fig
 
 
 # ---------------------------------------------------------------- this machine
@@ -257,24 +167,20 @@ def padding_figure(share, *, batch, gamma):
     return fig
 
 
-def kind_color(kind: str) -> str:
-    return KIND_COLORS[kind]
-
-
-class RooflineView:
+class RooflinePlot(LabPlot):
     """The roofline lab's figure, built once with fixed axes (cost in decode steps, speed-up),
-    so a new state only moves the lines and regions (:class:`~specdec_core.plots.frames.BlitPNG`
-    re-draws just those). The static copy uses the same class (:func:`roofline_lab_figure`)."""
+    so a new state only moves the lines and regions (the only artists blitted). State: ``target``,
+    ``draft``, ``hardware``, ``dtype``, ``sequences``, ``context``, ``gamma``, ``alpha``."""
+
+    size = (740, 300)
 
     MAX_T = 24
     MAX_GAMMA = 12
     Y_STEPS = 8.0
     Y_SPEEDUP = 4.0
 
-    def __init__(self):
-        from .frames import BlitPNG
-
-        self.fig = lab_figure(740, 300)
+    def __init__(self, *, blit: bool = True):
+        super().__init__(blit=blit)
         ax1 = self.ax1 = self.fig.add_axes((0.08, 0.16, 0.5, 0.76))
         ax2 = self.ax2 = self.fig.add_axes((0.7, 0.16, 0.28, 0.76))
         T = np.arange(1, self.MAX_T + 1)
@@ -314,8 +220,7 @@ class RooflineView:
         ax2.set_xlabel("γ")
         ax2.set_ylabel("speed-up over plain decoding")
         ax2.set_title("notebook 05's ratio, priced here", fontsize=8)
-        self.blit = BlitPNG(
-            self.fig,
+        self.blit(
             [
                 self.free_span,
                 self.busy_span,
@@ -329,7 +234,7 @@ class RooflineView:
             ],
         )
 
-    def update(self, state):
+    def update(self, state: Mapping) -> None:
         hw = float_hardware(state["hardware"])
         kw = dict(dtype=state["dtype"], sequences=state["sequences"], context=state["context"])
         Ts, mem, comp, tot = _curve(state["target"], hw, max_positions=self.MAX_T, **kw)
@@ -359,17 +264,7 @@ class RooflineView:
         self.sp_mark.set_visible(g <= self.MAX_GAMMA)
         if g <= self.MAX_GAMMA:
             self.sp_mark.set_data([g], [min(sp[g], self.Y_SPEEDUP * 0.99)])
-        return self.fig
-
-    def png(self, state) -> bytes:
-        self.update(state)
-        return self.blit.png()
 
 
-def show_png(fig) -> None:
-    """Display a fixed-pixel figure in a notebook as a PNG shown 1:1 (crisp, no pyplot)."""
-    from IPython.display import Image, display
-
-    from .frames import figure_png
-
-    display(Image(figure_png(fig)))
+#: Notebooks 05 and 06 call ``show_png``: it is :func:`specdec_core.plots.show` (use that).
+show_png = show

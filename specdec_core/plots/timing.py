@@ -7,11 +7,14 @@ each is tagged "derived from assumed inputs" (the label rule of specdec_core.for
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.colors import Normalize
 
 from ..timing import improvement_factor, optimal_gamma, scenario_rates, speedup_map
+from .frames import LabPlot
 from .style import COLORS, new_axes, tag_kind
 
 MAP_ALPHAS = np.linspace(0.0, 1.0, 101)
@@ -67,6 +70,8 @@ def pays_boundary(ratio, gammas):
 
 
 SPECULATIVE_COSTS = ("draft_per_token_ms", "verify_base_ms", "verify_per_position_ms", "overhead_ms")
+#: The budget of a timing-lab state: the keyword arguments of :func:`~specdec_core.timing.scenario_rates`.
+BUDGET_KEYS = (*SPECULATIVE_COSTS, "baseline_ms")
 
 
 def no_speculative_budget(budget) -> bool:
@@ -178,20 +183,15 @@ def improvement_figure(alphas=(0.6, 0.8, 0.9), c=0.1, max_gamma=12):
     return fig
 
 
-#: The timing lab's figure, in pixels (shown 1:1).
-LAB_SIZE = (740, 300)
+class TimingPlot(LabPlot):
+    """The timing lab's figure at state ``alpha``, ``gamma`` and the :data:`BUDGET_KEYS`: rate
+    bars (left) and the (α, γ) map with the chosen point (right). Bars, their labels, the map,
+    its boundary and the star are blitted; nothing static changes with the state."""
 
+    size = (740, 300)
 
-class TimingPlot:
-    """The timing lab's figure: rate bars (left) and the (α, γ) map with the chosen point
-    (right), fixed pixel size. Bars, their labels, the map, its boundary and the star are
-    blitted; nothing static changes with the state. ``blit=False``: a plain figure (the static
-    copy)."""
-
-    def __init__(self, max_gamma: int = 16, size=LAB_SIZE, blit: bool = True):
-        from .frames import BlitPNG, lab_figure
-
-        self.fig = lab_figure(*size)
+    def __init__(self, max_gamma: int = 16, *, blit: bool = True):
+        super().__init__(blit=blit)
         ax1 = self.fig.add_axes((0.055, 0.15, 0.25, 0.72))
         ax2 = self.fig.add_axes((0.39, 0.15, 0.47, 0.72))
         self.bars, self.smap = RateBars(ax1), SpeedupMap(ax2, max_gamma)
@@ -204,15 +204,11 @@ class TimingPlot:
             *self.bars.bars,
             *self.bars.texts,
         ]  # the map's kind tag stays on top of it
-        self.frames = BlitPNG(self.fig, dynamic) if blit else None
+        self.blit(dynamic)
 
-    def update(self, alpha, gamma, **budget) -> None:
+    def update(self, state: Mapping) -> None:
         """Raises ``ValueError`` (from the library) for an impossible budget."""
+        alpha, gamma, budget = state["alpha"], state["gamma"], {k: state[k] for k in BUDGET_KEYS}
         s = scenario_rates(alpha, gamma, **budget)
         self.smap.update(alpha, gamma, **budget)
         self.bars.update(s["rate"], s["baseline_rate"])
-
-    def png(self) -> bytes:
-        from .frames import figure_png
-
-        return self.frames.png() if self.frames is not None else figure_png(self.fig)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import numpy as np
 
 from ..transforms import SETUPS, setup_output
 from ..verify import total_variation
+from .frames import LabPlot
 from .style import COLORS, new_axes, tag_kind
 
 SETUP_TITLES = {
@@ -67,26 +70,17 @@ def setups_figure(p_raw, q_raw, transform, symbols, transform_label: str = ""):
     return fig
 
 
-#: The transforms lab's figure, in pixels (shown 1:1).
-LAB_SIZE = (520, 290)
-
-
-class TransformPlot:
+class TransformPlot(LabPlot):
     """The transforms lab's figure: a :class:`ComparisonView` on a fixed-size figure; bars and
-    title are blitted. ``blit=False``: a plain figure (the static copy)."""
+    title are blitted. ``read(state) -> (intended, emitted, title)`` is the lab's."""
 
-    def __init__(self, symbols, size=LAB_SIZE, blit: bool = True):
-        from .frames import BlitPNG, lab_figure
+    size = (520, 290)
 
-        self.fig = lab_figure(*size)
+    def __init__(self, read: Callable[[Mapping], tuple], symbols, *, blit: bool = True):
+        super().__init__(blit=blit)
+        self.read = read
         self.view = ComparisonView(self.fig.add_axes((0.11, 0.1, 0.86, 0.74)), symbols)
-        dynamic = [*self.view.intended, *self.view.emitted, self.view.title]
-        self.frames = BlitPNG(self.fig, dynamic) if blit else None
+        self.blit([*self.view.intended, *self.view.emitted, self.view.title])
 
-    def update(self, intended, output, title: str = "") -> None:
-        self.view.update(intended, output, title)
-
-    def png(self) -> bytes:
-        from .frames import figure_png
-
-        return self.frames.png() if self.frames is not None else figure_png(self.fig)
+    def update(self, state: Mapping) -> None:
+        self.view.update(*self.read(state))

@@ -3,11 +3,13 @@ and the trees lab's frame. Every figure is tagged derived / measured (see :func:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import numpy as np
 
 from ..toy import SYMBOLS
-from ..trees import FAMILY_LABELS, LAB_MAX_NODES, tree_attention_mask, tree_lab_numbers
-from .frames import lab_figure
+from ..trees import FAMILY_LABELS, tree_attention_mask
+from .frames import LabPlot
 from .style import COLORS, HATCHES, new_axes, tag_kind
 
 _FAMILY_STYLE = {
@@ -62,7 +64,7 @@ def lossy_law_figure(names, target, laws: dict, title: str):
     ax.set_xlabel("emitted token")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="upper right")
-    tag_kind(ax, "derived", "upper center" if False else "upper left")
+    tag_kind(ax, "derived", "upper left")
     return fig
 
 
@@ -142,33 +144,40 @@ def mask_figure(tree, prefix_len: int = 0, labels=None, title: str = "Tree atten
 
 
 # ------------------------------------------------------------------ the trees lab's frame
-LAB_SIZE = (740, 300)
 _PAIRS = [(a, b) for a in range(len(SYMBOLS)) for b in range(len(SYMBOLS))]
 _LAW_YMAX = 0.5
 
 
-class TreeLabPlot:
+class TreeLabPlot(LabPlot):
     """The trees lab's frame. Left: the law of the first two tokens under the chosen rule next to
     the target's, over all 16 pairs (fixed axes). Right: E[accepted tokens] against the node budget
     for the chosen family, rule and draft, the current budget circled. The target's bars are the
     same in every state (static); the emitted bars are one collection and the curve two lines, the
-    only artists redrawn per frame (:class:`~specdec_core.plots.frames.BlitPNG`)."""
+    only artists redrawn per frame.
 
-    def __init__(self, state, blit: bool = True):
+    The lab gives ``read(state)`` (its numbers: ``law``, ``curve``, ``expected_accepted``) and
+    ``target_law()`` ({two tokens: probability}); the curve has ``max_nodes`` points."""
+
+    size = (740, 300)
+
+    def __init__(
+        self,
+        read: Callable[[Mapping], dict],
+        target_law: Callable[[], dict],
+        max_nodes: int,
+        *,
+        blit: bool = True,
+    ):
         from matplotlib.collections import PolyCollection
         from matplotlib.patches import Patch
 
-        from .frames import BlitPNG
-
-        d = self._numbers(state)
-        self.fig = fig = lab_figure(*LAB_SIZE)
-        ax = self.ax = fig.add_axes([0.07, 0.2, 0.55, 0.66])
+        super().__init__(blit=blit)
+        self.read = read
+        target = target_law()
+        ax = self.ax = self.fig.add_axes([0.07, 0.2, 0.55, 0.66])
         x = np.arange(len(_PAIRS))
         ax.bar(
-            x - 0.2,
-            [min(float(d["target_law"].get(k, 0.0)), _LAW_YMAX) for k in _PAIRS],
-            0.4,
-            color=COLORS["target"],
+            x - 0.2, [min(float(target.get(k, 0.0)), _LAW_YMAX) for k in _PAIRS], 0.4, color=COLORS["target"]
         )
         self.law_bars = PolyCollection(
             [], facecolors=COLORS["rejected"], edgecolors="white", hatch=HATCHES["rejected"], linewidths=0.5
@@ -180,42 +189,28 @@ class TreeLabPlot:
         ax.set_xlabel("first two tokens")
         ax.set_ylabel("probability")
         ax.set_ylim(0, _LAW_YMAX)
+        emitted = Patch(
+            facecolor=COLORS["rejected"], edgecolor="white", hatch=HATCHES["rejected"], label="emitted"
+        )
         ax.legend(
-            handles=[
-                Patch(color=COLORS["target"], label="target"),
-                Patch(
-                    facecolor=COLORS["rejected"],
-                    edgecolor="white",
-                    hatch=HATCHES["rejected"],
-                    label="emitted",
-                ),
-            ],
-            fontsize=7,
-            loc="upper right",
+            handles=[Patch(color=COLORS["target"], label="target"), emitted], fontsize=7, loc="upper right"
         )
         ax.set_title("emitted law of two tokens vs the target's", fontsize=9)
         tag_kind(ax, "derived", "upper left")
-        ax2 = self.ax2 = fig.add_axes([0.71, 0.2, 0.27, 0.66])
-        xs = list(range(1, LAB_MAX_NODES + 1))
+        ax2 = self.ax2 = self.fig.add_axes([0.71, 0.2, 0.27, 0.66])
+        xs = list(range(1, max_nodes + 1))
         (self.curve,) = ax2.plot(xs, np.zeros(len(xs)), marker="o", ms=4)
         (self.mark,) = ax2.plot([1], [0], marker="o", ms=10, mfc="none", mec=COLORS["ink"], ls="none")
         ax2.set_xlabel("nodes")
         ax2.set_ylabel("E[accepted tokens]")
-        ax2.set_ylim(0, LAB_MAX_NODES * 0.75)
+        ax2.set_ylim(0, max_nodes * 0.75)
         ax2.set_xticks(xs)
         ax2.set_title("against the node budget", fontsize=9)
         tag_kind(ax2, "derived", "upper left")
-        self.update(state)
-        self.frames = BlitPNG(fig, [self.law_bars, self.curve, self.mark]) if blit else None
+        self.blit([self.law_bars, self.curve, self.mark])
 
-    @staticmethod
-    def _numbers(state):
-        return tree_lab_numbers(
-            state["family"], state["nodes"], state["quality"], state["rule"], state["replacement"]
-        )
-
-    def update(self, state):
-        d = self._numbers(state)
+    def update(self, state: Mapping) -> None:
+        d = self.read(state)
         verts = []
         for i, k in enumerate(_PAIRS):
             h = min(float(d["law"].get(k, 0.0)), _LAW_YMAX)
@@ -226,28 +221,3 @@ class TreeLabPlot:
         self.curve.set_ydata(d["curve"])
         self.curve.set(color=c, marker=m, ls=ls)
         self.mark.set_data([state["nodes"]], [d["expected_accepted"]])
-        return self
-
-    def png(self) -> bytes:
-        from .frames import figure_png
-
-        return self.frames.png() if self.frames is not None else figure_png(self.fig)
-
-
-def tree_lab_figure(state):
-    """A fresh figure of the lab at ``state`` (the static copy)."""
-    return TreeLabPlot(state, blit=False).fig
-
-
-class TreeLabView:
-    """The lab's fast updater: one plot, moved and blitted."""
-
-    def __init__(self):
-        self.plot = None
-
-    def png(self, state) -> bytes:
-        if self.plot is None:
-            self.plot = TreeLabPlot(state)
-        else:
-            self.plot.update(state)
-        return self.plot.png()

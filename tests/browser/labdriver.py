@@ -1057,7 +1057,7 @@ def reach_impossible(page, index: int, model: LabModel, report, where: str) -> b
 
 
 def _check_figure(page, index: int, model: LabModel, what: str) -> None:
-    if model.spec.draw is None:
+    if model.spec.plot is None:
         return
     deadline = time.monotonic() + UPDATE_TIMEOUT_MS / 1000
     impossible = model.problem() is not None
