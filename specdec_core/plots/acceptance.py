@@ -79,13 +79,6 @@ def draw_acceptance(ax, p, q, symbols=None, *, fixed_ylim: bool = False):
     return update
 
 
-def draw_message(ax, text):
-    """An empty axes carrying a readable message (used instead of a figure of NaNs)."""
-    ax.set_axis_off()
-    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=10, wrap=True, transform=ax.transAxes)
-    return ax
-
-
 def acceptance_figure(p, q, symbols=None):
     """Static figure of :func:`draw_acceptance` (tagged *derived*)."""
     fig, ax = new_axes(width=6.4, height=3.2)

@@ -73,19 +73,6 @@ class BreakdownView:
         self.title.set_text(title)
 
 
-def draw_breakdown(ax, ws: WorkingSet, title: str = "") -> BreakdownView:
-    """Draw ``ws`` on a fresh ``ax`` and return the view (keep it to update later)."""
-    view = BreakdownView(ax)
-    view.update(ws, title)
-    return view
-
-
-def breakdown_figure(ws: WorkingSet, title: str = ""):
-    fig, ax = new_axes(width=6.4, height=2.6)
-    draw_breakdown(ax, ws, title)
-    return fig
-
-
 def concurrency_figure(
     target, draft, *, dtype, context, gammas, budget_bytes, max_sequences=64, include_weights=True
 ):
