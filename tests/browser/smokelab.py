@@ -16,7 +16,7 @@ from specdec_core.labs.base import (
     radio,
     toggle,
 )
-from specdec_core.plots.frames import lab_figure
+from specdec_core.plots.frames import LabPlot
 
 DEFAULTS = {"n": 3, "x": 0.5, "mode": "a", "shape": "wide", "pick": None, "flag": False, "clicks": 0}
 
@@ -30,13 +30,22 @@ def texts(state) -> dict:
     }
 
 
-def draw(state):
-    fig = lab_figure(400, 120)
-    ax = fig.add_axes((0.12, 0.25, 0.84, 0.65))
-    ax.bar(["n", "x"], [state["n"], state["x"]], color="#0072B2")
-    ax.set_ylim(0, 10)
-    ax.set_ylabel("value (-)")
-    return fig
+class SmokePlot(LabPlot):
+    """The smallest lab figure: two bars, the only artists that move."""
+
+    size = (400, 120)
+
+    def __init__(self, *, blit: bool = True):
+        super().__init__(blit=blit)
+        ax = self.fig.add_axes((0.12, 0.25, 0.84, 0.65))
+        self.bars = ax.bar(["n", "x"], [0, 0], color="#0072B2")
+        ax.set_ylim(0, 10)
+        ax.set_ylabel("value (-)")
+        self.blit(list(self.bars))
+
+    def update(self, state) -> None:
+        for bar, v in zip(self.bars, (state["n"], state["x"])):
+            bar.set_height(v)
 
 
 def problem(state):
@@ -55,7 +64,7 @@ SPEC = LabSpec(
         "flag": checkbox("flag"),
     },
     texts=texts,
-    draw=draw,
+    plot=SmokePlot,
     problem=problem,
     actions={"bump": Action("bump", lambda s: {"clicks": s["clicks"] + 1}, primary=True)},
 )
