@@ -15,18 +15,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import sys
 import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
-import benchinfo  # noqa: E402
 import binder_rehearsal  # noqa: E402
+
+sys.path.insert(0, str(ROOT))
+from specdec_core.measured import Machine  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "binder.json"
 
@@ -54,17 +54,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=1)
     args = ap.parse_args(argv)
+    machine = Machine.now()
     runs = [one_run() for _ in range(args.repeats)]
     totals = [r["seconds_env_total"] for r in runs]
     result = {
         "what": "fresh venv from binder/requirements.txt + ./binder/postBuild + JupyterLab listening",
-        "machine": {
-            "cpu": benchinfo.cpu_name(),
-            "cores": os.cpu_count(),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        },
+        "machine": machine.finished().to_dict(),
         "pip_download_cache": "warm (pip's own cache only)",
         "runs": runs,
         "env_install_seconds_median": statistics.median(totals),

@@ -23,15 +23,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
+import sys
 import threading
 import time
 
-import benchinfo
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from specdec_core.measured import HardwareRun, Machine  # noqa: E402
+from specdec_core.measured.store import write_json  # noqa: E402
+
 OUT = os.path.join(ROOT, "specdec_core", "results", "hardware.json")
 
 M_VALUES = list(range(1, 17)) + [20, 24, 32, 48, 64]
@@ -39,8 +43,9 @@ SHAPES = {"576x1536": (576, 1536), "576x49152": (576, 49152)}
 INNER = {"576x1536": 10, "576x49152": 1}  # products per timing
 
 
-def machine():
-    return benchinfo.machine(blas=True)
+def machine() -> dict:
+    """The machine record (BLAS threads: 1 and 2, set per part)."""
+    return Machine.now().to_dict()
 
 
 def _run_threads(fn, n):
@@ -148,18 +153,11 @@ def main(argv=None):
             f"matmul 576x49152, {threads} thread(s): M=1 {head['1']:.1f}, M=64 {head['64']:.1f} GFLOP/s",
             flush=True,
         )
-    res["machine"]["load_avg_end"] = list(os.getloadavg())
     res["seconds"] = time.perf_counter() - t0
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    text = json.dumps(res, indent=1)
-    text = re.sub(
-        r"\[\s+([-+\d.eE,\s]+?)\s+\]",
-        lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]",
-        text,
-    )
-    with open(args.out, "w") as f:
-        f.write(text + "\n")
-    print(f"wrote {args.out} in {res['seconds']:.1f} s", flush=True)
+    res["machine"] = Machine.from_dict(res["machine"]).finished(res["seconds"] / 60).to_dict()
+    rec = HardwareRun.from_json(json.loads(json.dumps(res)))  # typed: what read_stored reads back
+    write_json(args.out, rec.to_json())
+    print(f"wrote {args.out} in {rec.seconds:.1f} s", flush=True)
 
 
 if __name__ == "__main__":

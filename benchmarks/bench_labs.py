@@ -17,7 +17,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -25,11 +24,11 @@ import time
 os.environ.setdefault("MPLBACKEND", "Agg")
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import benchinfo
 import numpy as np
 
 from specdec_core import labs
 from specdec_core.labs.base import Lab, LabSpec
+from specdec_core.measured import Machine
 from specdec_core.questions import TRUTH_QUESTION
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results", "labs.json")
@@ -127,6 +126,7 @@ def main():
         ap.error("--updates must be at least 50")
     rng = np.random.default_rng(2026)
     load_before = os.getloadavg()
+    machine = Machine.now(threads=1)
     ref_before = reference_frame_ms()
     rows = {}
     for name, factory in all_labs().items():
@@ -145,9 +145,7 @@ def main():
     ref_after = reference_frame_ms()
     meta = {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": f"{benchinfo.cpu_name()}, {os.cpu_count()} cores",
-        "python": platform.python_version(),
-        "threads": 1,
+        "machine": machine.finished().to_dict(),
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],
         "goal_p95_ms": GOAL_P95_MS,
@@ -156,7 +154,7 @@ def main():
     }
     print(
         f"[measured] load average (1, 5, 15 min) before {meta['load_average_before']}, after "
-        f"{meta['load_average_after']}; {meta['machine']}; {meta['date']}"
+        f"{meta['load_average_after']}; {machine.how('benchmarks/bench_labs.py')}"
     )
     print(
         f"[measured] machine speed now: reference frame {ref_before:.1f} ms before, {ref_after:.1f} ms after "

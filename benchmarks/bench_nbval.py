@@ -30,7 +30,10 @@ def run(paths):
 
 def main(argv):
     paths = argv or sorted(glob.glob("notebooks/*.ipynb", root_dir=ROOT))
-    print(f"[measured] nbval wall times on {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    sys.path.insert(0, ROOT)
+    from specdec_core.measured import Machine
+
+    print(f"[measured] nbval wall times; {Machine.now().how('benchmarks/bench_nbval.py')}")
     for p in paths:
         dt, rc, last = run([p])
         print(f"  {p:45s} {dt:6.1f} s  {'ok' if rc == 0 else 'FAILED'}  {last[0] if last else ''}")

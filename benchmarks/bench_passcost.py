@@ -31,6 +31,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -38,10 +39,11 @@ from threadpoolctl import threadpool_limits
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-import benchinfo  # noqa: E402
-
 from specdec_core.llm import load_model  # noqa: E402
 from specdec_core.llm import passcost as PC  # noqa: E402
+from specdec_core.measured import Machine, PassCost  # noqa: E402
+from specdec_core.measured.store import write_json  # noqa: E402
+from specdec_core.measured.studies import PassGoals  # noqa: E402
 
 OUT = os.path.join(ROOT, "specdec_core", "results", "passcost.json")
 TS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64, 128]
@@ -80,13 +82,14 @@ def main():
     Ts = [1, 2, 4, 8] if a.quick else TS
     fTs = [1, 2, 4, 8] if a.quick else FORWARD_TS
     t_start = time.time()
+    machine = Machine.now()  # BLAS threads: 1 and then 2, set per part
     lm = load_model()
     mats = PC.matrices(lm.model.w)
     weight_bytes = sum(w.nbytes for w in mats)
     params = sum(w.size for w in mats)
     old = PC.stored_layout(mats)  # the earlier layout, for comparison (a second copy: benchmark only)
     out = {
-        "machine": benchinfo.machine(blas=True),
+        "machine": machine.to_dict(),
         "quick": a.quick,
         "how": (
             f"weight products of all {len(mats)} matrices ({weight_bytes / 1e6:.0f} MB float32) and the whole "
@@ -135,21 +138,21 @@ def main():
                     ),
                     flush=True,
                 )
-    out["machine"]["load_avg_end"] = list(os.getloadavg())
     out["seconds"] = time.time() - t_start
-    out["goals"] = goals(out)
-    for line in out["goals"]["lines"]:
+    out["machine"] = machine.finished(out["seconds"] / 60).to_dict()
+    rec = PassCost.from_json(json.loads(json.dumps(out)))
+    rec = replace(rec, goals=goals(rec))
+    for line in rec.goals.lines:
         print(line)
-    with open(a.out, "w") as fh:
-        json.dump(out, fh, indent=1)
-        fh.write("\n")
-    print(f"wrote {a.out} in {out['seconds']:.0f} s")
+    write_json(a.out, rec.to_json())
+    print(f"wrote {a.out} in {rec.seconds:.0f} s")
 
 
-def goals(out):
-    r = out["threads"][1]
-    p, o, f = r["products"]["product"], r["products"]["x@w"], r["forward"]
-    m = lambda d, T: d[T]["median"]  # noqa: E731
+def goals(rec: PassCost) -> PassGoals:
+    """Cost ratios at one BLAS thread, and the predictions' errors."""
+    r = rec.at(1)
+    p, o, f = r.products["product"].median(), r.products["x@w"].median(), r.forward.median()
+    m = lambda d, T: d[T]  # noqa: E731
     res = {}
     if 8 in p:
         res["products_8_over_1"] = m(p, 8) / m(p, 1)
@@ -157,15 +160,14 @@ def goals(out):
     if 4 in p:
         res["products_4_over_1"] = m(p, 4) / m(p, 1)
         res["forward_4_over_1"] = m(f, 4) / m(f, 1) if 4 in f else None
-    res["one_row_over_floor"] = m(p, 1) / r["floor_ms"]
+    res["one_row_over_floor"] = m(p, 1) / r.floor_ms
     if 128 in p:
         res["prefill128_new_over_old"] = m(p, 128) / m(o, 128)
-    errs = PC.prediction_errors(out, 1)
-    res["prediction_error"] = errs
+    errs = PC.prediction_errors(rec, 1)
     lines = [f"goal check (1 BLAS thread): {k} = {v:.2f}" for k, v in res.items() if isinstance(v, float)]
     for kind, e in errs.items():
         lines.append(f"prediction {kind}: " + ", ".join(f"T={T} {100 * v:+.0f}%" for T, v in e.items()))
-    return {**res, "lines": lines}
+    return PassGoals(**res, prediction_error=errs, lines=tuple(lines))
 
 
 if __name__ == "__main__":

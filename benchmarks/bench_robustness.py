@@ -11,8 +11,6 @@ much smaller than its inputs.
 
 from __future__ import annotations
 
-import os
-import platform
 import statistics
 import time
 import tracemalloc
@@ -21,6 +19,7 @@ import numpy as np
 
 from specdec_core import verify_batch
 from specdec_core.counts import expected_gain, expected_output_count
+from specdec_core.measured import Machine
 from specdec_core.timing import improvement_factor, optimal_gamma, speedup_map, work_account
 
 
@@ -35,10 +34,7 @@ def median_ms(fn, repeats=7):
 
 
 def main():
-    print(
-        f"machine: {platform.machine()}, python {platform.python_version()}, numpy {np.__version__}, "
-        f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}"
-    )
+    print(f"machine: {Machine.now().how('benchmarks/bench_robustness.py')}")
     g = 10**9
     alphas = np.linspace(0, 1, 101)
     calls = {

@@ -30,12 +30,12 @@ from threadpoolctl import threadpool_limits
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-import benchinfo  # noqa: E402
-
 from specdec_core import autoregressive_generate, speculative_generate  # noqa: E402
 from specdec_core.llm import CachedTarget, PromptLookupDraft, load_model  # noqa: E402
 from specdec_core.llm import rounding as R  # noqa: E402
 from specdec_core.llm.workloads import CALIBRATION, WORKLOADS, calibration_prompt, workload_prompt  # noqa: E402
+from specdec_core.measured import Machine, RoundingStudy  # noqa: E402
+from specdec_core.measured.store import write_json  # noqa: E402
 
 OUT = os.path.join(ROOT, "specdec_core", "results", "rounding.json")
 
@@ -49,7 +49,7 @@ def main():
     n = 16 if a.quick else a.tokens
     t0 = time.time()
     out = {
-        "machine": benchinfo.machine(blas=True),
+        "machine": Machine.now(threads=1).to_dict(),
         "quick": a.quick,
         "tokens_per_prompt": n,
         "gamma": 4,
@@ -101,13 +101,12 @@ def main():
         "max_rel_diff": max(c["max_rel_diff"] for c in tf),
         "smallest_gap": min(min(c["smallest_gaps"]) for c in tf),
     }
-    out["machine"]["load_avg_end"] = list(os.getloadavg())
     out["seconds"] = time.time() - t0
+    out["machine"] = Machine.from_dict(out["machine"]).finished(out["seconds"] / 60).to_dict()
     print(out["summary"])
-    with open(a.out, "w") as fh:
-        json.dump(out, fh, indent=1)
-        fh.write("\n")
-    print(f"wrote {a.out} in {out['seconds']:.0f} s")
+    rec = RoundingStudy.from_json(json.loads(json.dumps(out)))  # typed: what read_stored reads back
+    write_json(a.out, rec.to_json())
+    print(f"wrote {a.out} in {rec.seconds:.0f} s")
 
 
 if __name__ == "__main__":

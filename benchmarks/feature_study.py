@@ -33,7 +33,6 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import benchinfo  # noqa: E402
 
 from specdec_core import autoregressive_generate  # noqa: E402
 from specdec_core.llm import CachedTarget, load_model  # noqa: E402
@@ -54,6 +53,8 @@ from specdec_core.llm.workloads import (  # noqa: E402
     split_by_module,
     workload_prompt,
 )
+from specdec_core.measured import FeatureStudy, Machine  # noqa: E402
+from specdec_core.measured.store import write_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "specdec_core", "results", "features.json")
@@ -94,7 +95,7 @@ def main():
     with threadpool_limits(args.threads):
         lm = load_model()
         m, codec = lm.model, lm.codec
-        res = {"machine": benchinfo.machine(blas=True), "quick": quick}
+        res = {"machine": Machine.now(threads=args.threads).to_dict(), "quick": quick}
         # ---- data
         t = time.time()
         docs = docstring_sequences(codec)
@@ -269,11 +270,10 @@ def main():
         res["cost"] = cost
         print("cost:", {k: round(v, 2) for k, v in cost.items()})
     res["total_s"] = time.time() - t_start
-    res["machine"]["load_avg_end"] = list(os.getloadavg())
+    res["machine"] = Machine.from_dict(res["machine"]).finished(res["total_s"] / 60).to_dict()
+    rec = FeatureStudy.from_json(json.loads(json.dumps(res)))  # typed: what read_stored reads back
     if not quick:
-        os.makedirs(os.path.dirname(args.out), exist_ok=True)
-        with open(args.out, "w") as f:
-            json.dump(res, f, indent=1)
+        write_json(args.out, rec.to_json())
         print("wrote", args.out)
     print(f"total {res['total_s']:.0f} s")
     return res

@@ -224,26 +224,27 @@ def float_hardware(hw) -> Hardware:
 def hardware_from_benchmark(results, *, threads: int = 2) -> Hardware:
     """This machine as **measured** by ``benchmarks/bench_hardware.py``: bandwidth from the
     STREAM-like copy with ``threads`` threads, peak from the best float32 matmul throughput
-    seen at that thread count. ``results`` is the parsed ``hardware.json``."""
+    seen at that thread count. ``results`` is the stored record
+    (:class:`specdec_core.measured.HardwareRun`, ``measured.read_stored("hardware.json")``)."""
     t = check_int(threads, "threads", 1)
-    if not isinstance(results, dict):
-        raise ValueError(f"results must be the parsed hardware.json (a dict), got {type(results).__name__}")
-    try:
-        bw = float(results["bandwidth"][f"threads{t}"]["copy_GBps"]) * 1e9
-        curves = results["matmul"][f"threads{t}"]
-        peak = max(float(g) for shape in curves.values() for g in shape["gflops"].values()) * 1e9
-        m = results["machine"]
-        if not isinstance(m, dict):
-            raise TypeError(f"machine must be an object, got {type(m).__name__}")
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"results lacks a field for threads={t}: {exc!r}") from None
+    for name in ("bandwidth", "matmul", "machine"):
+        if not hasattr(results, name) or isinstance(results, dict):
+            raise ValueError(
+                f"results must be the HardwareRun record of measured.read_stored('hardware.json'), "
+                f"got {type(results).__name__}"
+            )
+    if t not in results.bandwidth or t not in results.matmul:
+        raise ValueError(f"results has no measurement with threads={t} (have {sorted(results.bandwidth)})")
+    bw = results.bandwidth[t].copy_GBps * 1e9
+    peak = max(g for curve in results.matmul[t].values() for g in curve.gflops.values()) * 1e9
+    m = results.machine
     return Hardware(
         f"this machine ({t} thread{'s' if t > 1 else ''})",
         bandwidth=bw,
         peak=peak,
         kind="measured",
-        source=f"benchmarks/bench_hardware.py on {m.get('cpu', '?')}, {t} threads, "
-        f"{m.get('date_utc', '?')}: numpy copy bandwidth and best float32 matmul rate",
+        source=f"benchmarks/bench_hardware.py on {m.cpu}, {t} threads, "
+        f"{m.date_utc}: numpy copy bandwidth and best float32 matmul rate",
         dtype_note="float32 numpy/BLAS",
     )
 

@@ -55,6 +55,35 @@ def test_results_are_found_from_the_package(tmp_path):
         assert st.machine.cores >= 1 and st.script.startswith("benchmarks/") and st.how().endswith(st.script)
 
 
+def test_study_records_are_typed_and_round_trip(tmp_path):
+    """Each smaller results file reads into its record (ints and floats, int-keyed sizes) and
+    writes back to the same JSON; a mistyped field is refused, naming the file."""
+    from specdec_core.measured import read_stored, results_path, write_stored
+    from specdec_core.measured.store import read_json, write_json
+
+    hw, pc = read_stored("hardware.json"), read_stored("passcost.json")
+    assert set(hw.bandwidth) == {1, 2} and isinstance(hw.bandwidth[2].copy_GBps, float)
+    assert all(isinstance(m, int) for m in hw.matmul[2]["576x49152"].gflops)
+    assert set(pc.threads) == {1, 2} and pc.at(1).predicted[8].roofline_ms > 0
+    assert pc.at(1).products["product"].median()[1] > 0 and isinstance(pc.goals.products_8_over_1, float)
+    ft, rd = read_stored("features.json"), read_stored("rounding.json")
+    assert len(ft.alpha["chosen"]["workload copy"]["top4096"][1.0]) == 4 and ft.cost.reps >= 1
+    assert rd.summary.generations == len(rd.generations) and rd.teacher_forcing[0].gaps_below_1e_3 >= 0
+    for rec in (hw, pc, ft, rd):
+        path = write_stored(rec, tmp_path)
+        assert read_stored(path.name, tmp_path) == rec
+        stored = read_json(results_path(path.name))
+        stored["machine"].setdefault("wall_minutes", None)
+        assert read_json(path) == stored
+    bad = read_json(results_path("rounding.json"))
+    bad["summary"]["argmax_flips"] = "none"
+    write_json(tmp_path / "rounding.json", bad)
+    with pytest.raises(ValueError, match="rounding.json"):
+        read_stored("rounding.json", tmp_path)
+    with pytest.raises(ValueError, match="record"):
+        write_stored({"machine": {}}, tmp_path)
+
+
 def test_capstone_is_typed_and_round_trips(tmp_path):
     from specdec_core.measured import Config, read_capstone, write_capstone
 

@@ -284,17 +284,29 @@ def test_presets_have_sources_and_kinds():
 
 
 def test_hardware_from_benchmark():
-    res = {
-        "machine": {"cpu": "X", "date_utc": "today"},
-        "bandwidth": {"threads2": {"copy_GBps": 20.0}},
-        "matmul": {
-            "threads2": {"a": {"gflops": {"1": 5.0, "64": 40.0}}, "b": {"gflops": {"1": 10.0, "64": 90.0}}}
-        },
-    }
+    from specdec_core.measured import HardwareRun, Machine
+
+    res = HardwareRun.from_json(
+        {
+            "machine": Machine.now().to_dict() | {"cpu": "X", "date_utc": "today"},
+            "bandwidth": {"threads2": {"copy_GBps": 20.0, "copy_GBps_median": 19.0, "copy_arrays_counted": 2,
+                                       "triad_GBps": 18.0, "triad_GBps_median": 17.0, "triad_arrays_counted": 5,
+                                       "triad_GBps_stream_convention": 11.0, "array_MiB": 8, "reps": 2}},
+            "matmul": {"threads2": {
+                s: {"gflops": {"1": g1, "64": g64}, "ms_min_median": {"1": [1.0, 1.0], "64": [2.0, 2.0]},
+                    "weight_MB": 1.0, "inner": 1, "reps": 2}
+                for s, g1, g64 in (("a", 5.0, 40.0), ("b", 10.0, 90.0))
+            }},
+            "settings": {"M": [1, 64], "shapes": ["a", "b"]},
+            "seconds": 1.0,
+        }
+    )  # fmt: skip
     h = hardware_from_benchmark(res, threads=2)
-    assert h.kind == "measured" and h.bandwidth == 20e9 and h.peak == 90e9
+    assert h.kind == "measured" and h.bandwidth == 20e9 and h.peak == 90e9 and "X" in h.source
     with pytest.raises(ValueError, match="threads=1"):
         hardware_from_benchmark(res, threads=1)
+    with pytest.raises(ValueError, match="HardwareRun"):
+        hardware_from_benchmark(res.to_json(), threads=2)
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ import time
 import numpy as np
 
 from ..distributions import check_int, check_int_sequence, check_positive
+from ..measured.studies import PassCost
 from .model import product
 
 
@@ -172,44 +173,43 @@ def time_products(mats, Ts, *, old=None, reps: int = 5, seed: int = 0) -> dict:
 # ---------------------------------------------------------------- reading stored results
 
 
-def _ms(d) -> dict:
-    return {int(T): v["median"] for T, v in d.items()}
+def _record(pc) -> PassCost:
+    if not isinstance(pc, PassCost):
+        raise ValueError(
+            f"pc must be the PassCost record (measured.read_stored('passcost.json')), got {type(pc).__name__}"
+        )
+    return pc
 
 
-def curves(res, threads: int = 1) -> tuple:
-    """(products {layout: {T: ms}}, forward {T: ms}, predicted {T: {...}}) from a stored
-    ``passcost.json`` (medians), for :func:`specdec_core.plots.passcost.passcost_figure`."""
-    r = res["threads"][str(threads)] if str(threads) in res["threads"] else res["threads"][threads]
-    products = {name: _ms(d) for name, d in r["products"].items()}
-    return products, _ms(r["forward"]), {int(T): v for T, v in r["predicted"].items()}
+def curves(pc: PassCost, threads: int = 1) -> tuple[dict, dict, dict]:
+    """(products {layout: {T: ms}}, forward {T: ms}, predicted {T: PassPrediction}) of the stored
+    pass costs (medians), for :func:`specdec_core.plots.passcost.passcost_figure`."""
+    r = _record(pc).at(threads)
+    products = {name: c.median() for name, c in r.products.items()}
+    return products, r.forward.median(), dict(sorted(r.predicted.items()))
 
 
-def _thread_rec(res, threads):
-    t = res["threads"]
-    return t[str(threads)] if str(threads) in t else t[threads]
-
-
-def how(pc) -> str:
+def how(pc: PassCost) -> str:
     """Where, when and how the stored pass costs were measured (``pc``: the stored passcost.json,
     :func:`specdec_core.measured.read_stored`)."""
-    return f"{pc.how()}; {pc['how']}"
+    return f"{_record(pc).how()}; {pc.method}"
 
 
-def input_lines(res, threads: int = 1) -> list:
+def input_lines(pc: PassCost, threads: int = 1) -> list[str]:
     """The prediction's inputs, measured before and apart from the pass."""
-    r = _thread_rec(res, threads)
-    rates = {int(T): v for T, v in r["rate_GFLOPs"].items()}
+    r = _record(pc).at(threads)
+    rates = r.rate_GFLOPs
     return [
-        f"{threads} BLAS thread{'s' if threads > 1 else ''}: weight-read floor {r['floor_ms']:.1f} ms for "
-        f"{res['weight_bytes'] / 1e6:.0f} MB → β = {r['bandwidth_GBps']:.1f} GB/s",
+        f"{threads} BLAS thread{'s' if threads > 1 else ''}: weight-read floor {r.floor_ms:.1f} ms for "
+        f"{pc.weight_bytes / 1e6:.0f} MB → β = {r.bandwidth_GBps:.1f} GB/s",
         "product rate on a cache-resident matrix, GFLOP/s: "
         + ", ".join(f"T = {T}: {rates[T]:.0f}" for T in sorted(rates) if T in (1, 2, 4, 8, 16, 32, 128)),
     ]
 
 
-def table(res, threads: int = 1, Ts=(1, 2, 4, 8, 16, 32, 128)) -> list:
+def table(pc: PassCost, threads: int = 1, Ts=(1, 2, 4, 8, 16, 32, 128)) -> list[str]:
     """Predicted and measured cost of T positions, in ms and in decode steps (÷ T = 1)."""
-    products, fwd, pred = curves(res, threads)
+    products, fwd, pred = curves(pc, threads)
     new, old = products["product"], products.get("x@w", {})
     lines = [
         f"{'T':>4} {'predicted: roofline':>20} {'no overlap':>12} {'measured: read once':>20} "
@@ -218,10 +218,10 @@ def table(res, threads: int = 1, Ts=(1, 2, 4, 8, 16, 32, 128)) -> list:
     for T in Ts:
         if T not in new or T not in pred:
             continue
-        pr, ps = pred[T]["roofline_ms"], pred[T]["serial_ms"]
+        pr, ps = pred[T].roofline_ms, pred[T].serial_ms
         cells = [
-            f"{pr:6.1f} ({pr / pred[1]['roofline_ms']:.2f})",
-            f"{ps:6.1f} ({ps / pred[1]['serial_ms']:.2f})",
+            f"{pr:6.1f} ({pr / pred[1].roofline_ms:.2f})",
+            f"{ps:6.1f} ({ps / pred[1].serial_ms:.2f})",
             f"{new[T]:6.1f} ({new[T] / new[1]:.2f})",
             f"{old[T]:6.1f} ({old[T] / new[1]:.2f})" if T in old else "—",
             f"{fwd[T]:6.1f} ({fwd[T] / fwd[1]:.2f})" if T in fwd else "—",
@@ -230,11 +230,11 @@ def table(res, threads: int = 1, Ts=(1, 2, 4, 8, 16, 32, 128)) -> list:
     return lines
 
 
-def prediction_errors(res, threads: int = 1) -> dict:
+def prediction_errors(pc: PassCost, threads: int = 1) -> dict[str, dict[int, float]]:
     """{"roofline"|"serial": {T: predicted ÷ measured − 1}} for the weight products (read once)."""
-    products, _, pred = curves(res, threads)
+    products, _, pred = curves(pc, threads)
     new = products["product"]
     return {
-        kind: {T: pred[T][f"{kind}_ms"] / new[T] - 1 for T in sorted(new) if T in pred}
+        kind: {T: getattr(pred[T], f"{kind}_ms") / new[T] - 1 for T in sorted(new) if T in pred}
         for kind in ("roofline", "serial")
     }

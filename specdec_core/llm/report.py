@@ -15,8 +15,7 @@ import numpy as np
 from ..counts import expected_output_count
 from ..measured.capstone import PLAIN, Capstone, Config, Run
 from ..measured.records import Paired, Spread
-from ..measured.store import Stored
-from ..questions import MEASURE_QUESTION  # noqa: F401  (re-exported: the old import path)
+from ..measured.studies import FeatureStudy, PassCost, RoundingStudy
 from .predict import break_even_alpha
 
 DRAFTS = {
@@ -316,19 +315,27 @@ def pay_points(cap: Capstone, temperature: float = 1.0) -> list[tuple]:
     return out
 
 
-def feature_lines(ft: Stored) -> list[str]:
+def _study(rec, cls, name: str):
+    if not isinstance(rec, cls):
+        raise ValueError(
+            f"the record must be the {cls.__name__} of read_stored({name!r}), got {type(rec).__name__}"
+        )
+    return rec
+
+
+def feature_lines(ft: FeatureStudy) -> list[str]:
     """The feature draft's study: what it was fitted on, α per depth on the workloads' own
     continuations (full head and the 4k shortlist), the shortlist's share of p, and the cost of a
     draft step against a target step."""
-    c, a, cost = ft["chosen"], ft["alpha"]["chosen"], ft["cost"]
+    c, a, cost = _study(ft, FeatureStudy, "features.json").chosen, ft.alpha["chosen"], ft.cost
     lines = [
-        f"fitted on {c['n']} positions (docstrings, calibration continuations, the model's own samples); "
-        f"inputs {c['inputs']} + {c['n_random']} random features, ridge {c['ridge']:g}"
+        f"fitted on {c.n} positions (docstrings, calibration continuations, the model's own samples); "
+        f"inputs {c.inputs} + {c.n_random} random features, ridge {c.ridge:g}"
     ]
     for w in WORKLOADS:
         k = f"workload {w}"
-        full, sl = a[k]["full"]["T=1"], a[k]["top4096"]["T=1"]
-        mass = ft["shortlist_mass_of_p"][k]["top4096"]
+        full, sl = a[k]["full"][1.0], a[k]["top4096"][1.0]
+        mass = ft.shortlist_mass[k]["top4096"]
         lines.append(
             f"{w}: α at T = 1 by depth 1–{len(full)}: full head "
             + ", ".join(f"{x:.2f}" for x in full)
@@ -337,30 +344,33 @@ def feature_lines(ft: Stored) -> list[str]:
             + f" (p's mass inside the shortlist {mass:.2f})"
         )
     lines.append(
-        f"one draft step: {cost['draft_step_top4096_ms']:.2f} ms with the 4k shortlist, "
-        f"{cost['draft_step_full_ms']:.1f} ms with the full head; one target step {cost['target_step_ms']:.1f} ms "
-        f"(medians of {cost['reps']})"
+        f"one draft step: {cost.draft_step_top4096_ms:.2f} ms with the 4k shortlist, "
+        f"{cost.draft_step_full_ms:.1f} ms with the full head; one target step {cost.target_step_ms:.1f} ms "
+        f"(medians of {cost.reps})"
     )
     return lines
 
 
-def rounding_lines(rd: Stored) -> list[str]:
-    s = rd["summary"]
+def rounding_lines(rd: RoundingStudy) -> list[str]:
+    """Speculative against plain greedy tokens, and one position per call against blocks."""
+    s = _study(rd, RoundingStudy, "rounding.json").summary
     return [
-        f"{s['generations']} prompts × {rd['tokens_per_prompt']} greedy tokens: speculative (γ = {rd['gamma']}) identical "
-        f"to plain in {s['identical']} of {s['generations']}",
-        f"logits one position per call vs blocks of {rd['block']}, over {s['positions_compared']} positions: largest "
-        f"difference {s['max_abs_diff']:.1g} ({s['max_rel_diff']:.1g} of the row's largest |logit|), argmax flips "
-        f"{s['argmax_flips']}; closest call: a top-2 gap of {s['smallest_gap']:.1g}",
+        f"{s.generations} prompts × {rd.tokens_per_prompt} greedy tokens: speculative (γ = {rd.gamma}) identical "
+        f"to plain in {s.identical} of {s.generations}",
+        f"logits one position per call vs blocks of {rd.block}, over {s.positions_compared} positions: largest "
+        f"difference {s.max_abs_diff:.1g} ({s.max_rel_diff:.1g} of the row's largest |logit|), argmax flips "
+        f"{s.argmax_flips}; closest call: a top-2 gap of {s.smallest_gap:.1g}",
     ]
 
 
-def goal_lines(pc: Stored) -> list[str]:
+def goal_lines(pc: PassCost) -> list[str]:
     """The pass-cost goals of the stored run (one BLAS thread): cost(8)/cost(1), cost(4)/cost(1)
     of the weight products and of the whole pass, one row against the read floor."""
-    g = pc["goals"]
+    g = _study(pc, PassCost, "passcost.json").goals
+    if g is None:
+        raise ValueError("the stored passcost.json has no goals (a quick run?)")
     return [
-        f"verification cost, weight products: 4 positions {g['products_4_over_1']:.2f} steps, 8 positions "
-        f"{g['products_8_over_1']:.2f} (whole pass: {g['forward_4_over_1']:.2f}, {g['forward_8_over_1']:.2f}); "
-        f"one row {g['one_row_over_floor']:.2f}× the weight-read floor",
+        f"verification cost, weight products: 4 positions {g.products_4_over_1:.2f} steps, 8 positions "
+        f"{g.products_8_over_1:.2f} (whole pass: {g.forward_4_over_1:.2f}, {g.forward_8_over_1:.2f}); "
+        f"one row {g.one_row_over_floor:.2f}× the weight-read floor",
     ]

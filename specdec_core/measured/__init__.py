@@ -17,7 +17,8 @@ from .capstone import (
 )
 from .machine import Machine, cpu_name, vm_hwm_mib
 from .records import CostCurve, Paired, Spread
-from .store import RESULTS_DIR, Stored, read_stored, results_path
+from .store import RESULTS_DIR, read_stored, results_path, write_stored
+from .studies import FeatureStudy, HardwareRun, PassCost, RoundingStudy
 
 __all__ = [
     "RESULTS_DIR",
@@ -28,7 +29,10 @@ __all__ = [
     "Paired",
     "Run",
     "Spread",
-    "Stored",
+    "FeatureStudy",
+    "HardwareRun",
+    "PassCost",
+    "RoundingStudy",
     "capstone_cost_curve",
     "cpu_name",
     "measured_pass_costs",
@@ -37,4 +41,5 @@ __all__ = [
     "results_path",
     "vm_hwm_mib",
     "write_capstone",
+    "write_stored",
 ]

@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["RESULTS_DIR", "Stored", "read_json", "read_stored", "results_path", "write_json"]
+__all__ = ["RESULTS_DIR", "read_json", "read_stored", "results_path", "write_json", "write_stored"]
 
 #: The stored results the notebooks read: inside the package (package data).
 RESULTS_DIR = Path(__file__).resolve().parent.parent / "results"
@@ -55,39 +55,42 @@ def write_json(path: str | Path, obj: dict) -> None:
 
 # ---------------------------------------------------------------- the smaller results files
 
-_SCRIPTS = {
-    "hardware.json": "benchmarks/bench_hardware.py",
-    "passcost.json": "benchmarks/bench_passcost.py",
-    "features.json": "benchmarks/feature_study.py",
-    "rounding.json": "benchmarks/bench_rounding.py",
-}
+
+def _records() -> dict:
+    from .studies import FeatureStudy, HardwareRun, PassCost, RoundingStudy
+
+    return {
+        "hardware.json": HardwareRun,
+        "passcost.json": PassCost,
+        "features.json": FeatureStudy,
+        "rounding.json": RoundingStudy,
+    }
 
 
-class Stored:
-    """A results file with its machine record typed (:class:`Machine`) and its body as parsed
-    (``data``; the capstone's ``llm.json`` has its own records, :mod:`.capstone`)."""
-
-    def __init__(self, name: str, machine, data: dict):
-        self.name, self.machine, self.data = name, machine, data
-
-    @property
-    def script(self) -> str:
-        return _SCRIPTS.get(self.name, "benchmarks/")
-
-    def how(self) -> str:
-        """The one machine line, naming the benchmark that wrote the file."""
-        return self.machine.how(self.script)
-
-    def __getitem__(self, key):
-        return self.data[key]
+def read_stored(name: str, results_dir: str | Path | None = None):
+    """The one reader of ``hardware.json`` (:class:`~.studies.HardwareRun`), ``passcost.json``
+    (:class:`~.studies.PassCost`), ``features.json`` (:class:`~.studies.FeatureStudy`) and
+    ``rounding.json`` (:class:`~.studies.RoundingStudy`), from :data:`RESULTS_DIR` or
+    ``results_dir``: the typed record, its machine line by ``.how()``. Raises ValueError naming
+    the file when it is missing or a field is unreadable."""
+    records = _records()
+    if name not in records:
+        raise ValueError(f"name must be one of {sorted(records)} (llm.json: read_capstone), got {name!r}")
+    path = results_path(name, results_dir)
+    data = read_json(path)
+    try:
+        return records[name].from_json(data)
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{path}: unreadable ({type(e).__name__}: {e})") from None
 
 
-def read_stored(name: str, results_dir: str | Path | None = None) -> Stored:
-    """The one reader of ``hardware.json``, ``passcost.json``, ``features.json`` and
-    ``rounding.json`` (from :data:`RESULTS_DIR`, or ``results_dir``)."""
-    from .machine import Machine
-
-    if name not in _SCRIPTS:
-        raise ValueError(f"name must be one of {sorted(_SCRIPTS)} (llm.json: read_capstone), got {name!r}")
-    data = read_json(results_path(name, results_dir))
-    return Stored(name, Machine.from_dict(data.get("machine")), data)
+def write_stored(record, results_dir: str | Path | None = None) -> Path:
+    """Write a study's record to its file (the name from its type); returns the path."""
+    names = {cls: n for n, cls in _records().items()}
+    if type(record) not in names:
+        raise ValueError(
+            f"record must be one of {sorted(c.__name__ for c in names)}, got {type(record).__name__}"
+        )
+    path = results_path(names[type(record)], results_dir)
+    write_json(path, record.to_json())
+    return path

@@ -14,13 +14,13 @@ def _steps(curve, one):
     return Ts, np.array([curve[T] for T in Ts]) / one
 
 
-def passcost_figure(products, forward, predicted, *, title=""):
+def passcost_figure(products: dict, forward: dict, predicted: dict, *, title: str = ""):
     """Cost in decode steps (÷ the one-row product's time) against T, log axes.
 
     ``products``: {"product": {T: ms}, "x@w": {T: ms}} measured weight products (weights stored
     (out, in) through ``model.product``, and the earlier (in, out) layout with one BLAS call);
     ``forward``: {T: ms} the whole measured pass; ``predicted``: {T: {"roofline_ms",
-    "serial_ms"}} made before the run. Each prediction is shown ÷ its own T = 1 value."""
+    "serial_ms"}} or {T: PassPrediction} made before the run. Each prediction is shown ÷ its own T = 1 value."""
     fig = lab_figure(740, 300)
     ax = fig.add_axes((0.08, 0.15, 0.55, 0.75))
     one = products["product"][1]
@@ -38,7 +38,7 @@ def passcost_figure(products, forward, predicted, *, title=""):
         ("roofline_ms", "predicted: roofline, max(memory, compute)", "--"),
         ("serial_ms", "predicted: memory + compute, no overlap", "-."),
     ):
-        curve = {T: v[key] for T, v in predicted.items()}
+        curve = {T: (v[key] if isinstance(v, dict) else getattr(v, key)) for T, v in predicted.items()}
         Ts, y = _steps(curve, curve[1])
         ax.plot(
             Ts,

@@ -1,0 +1,512 @@
+"""The smaller results files as typed records: ``hardware.json`` (:class:`HardwareRun`),
+``passcost.json`` (:class:`PassCost`), ``features.json`` (:class:`FeatureStudy`) and
+``rounding.json`` (:class:`RoundingStudy`). Sizes and thread counts are ints, times and rates
+floats; each record reads the file's JSON form (:meth:`from_json`) and writes it back
+(:meth:`to_json`), and names the benchmark that wrote it in its machine line (:meth:`how`).
+:func:`specdec_core.measured.read_stored` is the one reader of each file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from .machine import Machine
+from .records import CostCurve, Spread, from_json, to_json
+
+__all__ = [
+    "Bandwidth",
+    "FeatureCost",
+    "FeatureStudy",
+    "HardwareRun",
+    "MatmulCurve",
+    "PassCost",
+    "PassGoals",
+    "PassPrediction",
+    "PassThreads",
+    "RoundingStudy",
+]
+
+
+def _ints(d: dict, value=float, where: str = "") -> dict:
+    """{int(k): value(v)} of a JSON object keyed by sizes; ValueError naming a bad key."""
+    out = {}
+    for k, v in d.items():
+        try:
+            out[int(k)] = value(v)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{where}: entry {k!r} is unreadable ({e})") from None
+    return out
+
+
+def _strs(d: dict) -> dict:
+    return {str(k): to_json(v) for k, v in sorted(d.items())}
+
+
+class _Study:
+    """The machine line of a results file: ``machine.how(script)``."""
+
+    script = "benchmarks/"
+
+    def how(self) -> str:
+        return self.machine.how(self.script)
+
+
+# ---------------------------------------------------------------- hardware.json
+
+
+@dataclass(frozen=True)
+class Bandwidth:
+    """STREAM-like copy and triad with one thread count: best and median GB/s, arrays counted."""
+
+    copy_GBps: float
+    copy_GBps_median: float
+    copy_arrays_counted: int
+    triad_GBps: float
+    triad_GBps_median: float
+    triad_arrays_counted: int
+    triad_GBps_stream_convention: float
+    array_MiB: int
+    reps: int
+
+
+@dataclass(frozen=True)
+class MatmulCurve:
+    """float32 (M × k) @ W against rows M: (fastest, median) ms and GFLOP/s per M."""
+
+    ms_min_median: dict[int, tuple[float, float]]
+    gflops: dict[int, float]
+    weight_MB: float
+    inner: int
+    reps: int
+
+    def to_json(self) -> dict:
+        return {
+            "ms_min_median": {str(m): list(v) for m, v in sorted(self.ms_min_median.items())},
+            "gflops": _strs(self.gflops),
+            "weight_MB": self.weight_MB,
+            "inner": self.inner,
+            "reps": self.reps,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict, where: str = "matmul") -> MatmulCurve:
+        mm = _ints(d["ms_min_median"], lambda v: (float(v[0]), float(v[1])), where)
+        return cls(
+            mm, _ints(d["gflops"], float, where), float(d["weight_MB"]), int(d["inner"]), int(d["reps"])
+        )
+
+
+@dataclass(frozen=True)
+class HardwareRun(_Study):
+    """``hardware.json``: bandwidth {threads: Bandwidth} and matmul {threads: {shape: curve}}."""
+
+    machine: Machine
+    quick: bool
+    bandwidth: dict[int, Bandwidth]
+    matmul: dict[int, dict[str, MatmulCurve]]
+    rows: tuple[int, ...]
+    shapes: tuple[str, ...]
+    seconds: float
+    script = "benchmarks/bench_hardware.py"
+
+    def to_json(self) -> dict:
+        return {
+            "schema": 2,
+            "machine": self.machine.to_dict(),
+            "quick": self.quick,
+            "bandwidth": {f"threads{t}": to_json(b) for t, b in self.bandwidth.items()},
+            "matmul": {f"threads{t}": {s: c.to_json() for s, c in m.items()} for t, m in self.matmul.items()},
+            "settings": {"M": list(self.rows), "shapes": list(self.shapes)},
+            "seconds": self.seconds,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> HardwareRun:
+        def threads(key: str) -> int:
+            if not key.startswith("threads"):
+                raise ValueError(f"hardware.json: {key!r} is not 'threads<n>'")
+            return int(key[len("threads") :])
+
+        return cls(
+            Machine.from_dict(d["machine"]),
+            bool(d.get("quick", False)),
+            {
+                threads(k): from_json(Bandwidth, b, f"hardware.json bandwidth {k}")
+                for k, b in d["bandwidth"].items()
+            },
+            {
+                threads(k): {
+                    s: MatmulCurve.from_json(c, f"hardware.json matmul {k} {s}") for s, c in m.items()
+                }
+                for k, m in d["matmul"].items()
+            },
+            tuple(int(m) for m in d["settings"]["M"]),
+            tuple(str(s) for s in d["settings"]["shapes"]),
+            float(d["seconds"]),
+        )
+
+
+# ---------------------------------------------------------------- passcost.json
+
+
+@dataclass(frozen=True)
+class PassPrediction:
+    """The pass cost predicted before it was timed: memory, compute, roofline (max) and serial (sum), ms."""
+
+    memory_ms: float
+    compute_ms: float
+    roofline_ms: float
+    serial_ms: float
+
+
+@dataclass(frozen=True)
+class PassThreads:
+    """One BLAS thread count: the weight-read floor and bandwidth, the product rate per T, the
+    prediction per T, then the measured weight products per layout and the whole pass."""
+
+    floor_ms: float
+    bandwidth_GBps: float
+    rate_GFLOPs: dict[int, float]
+    predicted: dict[int, PassPrediction]
+    predicted_at_utc: str
+    products: dict[str, CostCurve]
+    forward: CostCurve
+    measured_at_utc: str
+
+    def to_json(self) -> dict:
+        def curve(c: CostCurve) -> dict:
+            return {
+                str(T): {"median": s.median, "min": s.min, "max": s.max, "reps": s.n}
+                for T, s in c.points.items()
+            }
+
+        return {
+            "floor_ms": self.floor_ms,
+            "bandwidth_GBps": self.bandwidth_GBps,
+            "rate_GFLOPs": _strs(self.rate_GFLOPs),
+            "predicted": _strs(self.predicted),
+            "predicted_at_utc": self.predicted_at_utc,
+            "products": {name: curve(c) for name, c in self.products.items()},
+            "forward": curve(self.forward),
+            "measured_at_utc": self.measured_at_utc,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict, where: str = "passcost.json") -> PassThreads:
+        def curve(c: dict, source: str) -> CostCurve:
+            pts = _ints(
+                c, lambda v: Spread(float(v["median"]), float(v["min"]), float(v["max"]), int(v["reps"]))
+            )
+            return CostCurve(pts, source)
+
+        return cls(
+            float(d["floor_ms"]),
+            float(d["bandwidth_GBps"]),
+            _ints(d["rate_GFLOPs"], float, where),
+            _ints(d["predicted"], lambda v: from_json(PassPrediction, v, where), where),
+            str(d["predicted_at_utc"]),
+            {name: curve(c, f"{where} {name}") for name, c in d["products"].items()},
+            curve(d["forward"], f"{where} forward"),
+            str(d["measured_at_utc"]),
+        )
+
+
+@dataclass(frozen=True)
+class PassGoals:
+    """Cost ratios of the stored run (1 BLAS thread) and the predictions' errors {kind: {T: error}}."""
+
+    products_8_over_1: float | None = None
+    forward_8_over_1: float | None = None
+    products_4_over_1: float | None = None
+    forward_4_over_1: float | None = None
+    one_row_over_floor: float | None = None
+    prefill128_new_over_old: float | None = None
+    prediction_error: dict[str, dict[int, float]] = field(default_factory=dict)
+    lines: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["prediction_error"] = {k: _strs(v) for k, v in self.prediction_error.items()}
+        d["lines"] = list(self.lines)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> PassGoals:
+        body = {k: v for k, v in d.items() if k not in ("prediction_error", "lines")}
+        g = from_json(_GoalRatios, body, "passcost.json goals")
+        errs = {
+            k: _ints(v, float, "passcost.json prediction_error") for k, v in d["prediction_error"].items()
+        }
+        return cls(
+            **{f.name: getattr(g, f.name) for f in fields(g)}, prediction_error=errs, lines=tuple(d["lines"])
+        )
+
+
+@dataclass(frozen=True)
+class _GoalRatios:
+    products_8_over_1: float | None = None
+    forward_8_over_1: float | None = None
+    products_4_over_1: float | None = None
+    forward_4_over_1: float | None = None
+    one_row_over_floor: float | None = None
+    prefill128_new_over_old: float | None = None
+
+
+@dataclass(frozen=True)
+class PassCost(_Study):
+    """``passcost.json``: the capstone's cost of scoring T positions, predicted then measured,
+    per BLAS thread count (``threads`` {1: …, 2: …}); ``method`` says what was timed."""
+
+    machine: Machine
+    quick: bool
+    method: str
+    weight_bytes: int
+    params: int
+    context: int
+    threads: dict[int, PassThreads]
+    seconds: float
+    goals: PassGoals | None
+    script = "benchmarks/bench_passcost.py"
+
+    def at(self, threads: int) -> PassThreads:
+        """The record of one BLAS thread count; ValueError naming it when absent."""
+        if threads not in self.threads:
+            raise ValueError(f"threads must be one of {sorted(self.threads)}, got {threads!r}")
+        return self.threads[threads]
+
+    def to_json(self) -> dict:
+        return {
+            "schema": 2,
+            "machine": self.machine.to_dict(),
+            "quick": self.quick,
+            "how": self.method,
+            "weight_bytes": self.weight_bytes,
+            "params": self.params,
+            "context": self.context,
+            "threads": {str(t): r.to_json() for t, r in self.threads.items()},
+            "seconds": self.seconds,
+            "goals": self.goals.to_json() if self.goals else None,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> PassCost:
+        return cls(
+            Machine.from_dict(d["machine"]),
+            bool(d.get("quick", False)),
+            str(d["how"]),
+            int(d["weight_bytes"]),
+            int(d["params"]),
+            int(d["context"]),
+            _ints(d["threads"], lambda r: PassThreads.from_json(r), "passcost.json threads"),
+            float(d["seconds"]),
+            PassGoals.from_json(d["goals"]) if d.get("goals") else None,
+        )
+
+
+# ---------------------------------------------------------------- features.json
+
+
+@dataclass(frozen=True)
+class FeatureCost:
+    """Median ms of the feature draft's parts (full head and shortlists) and of a target step."""
+
+    map_ms: float
+    head_full_ms: float
+    draft_gamma4_full_ms: float
+    draft_step_full_ms: float
+    head_top2048_ms: float
+    draft_gamma4_top2048_ms: float
+    draft_step_top2048_ms: float
+    head_top4096_ms: float
+    draft_gamma4_top4096_ms: float
+    draft_step_top4096_ms: float
+    head_top8192_ms: float
+    draft_gamma4_top8192_ms: float
+    draft_step_top8192_ms: float
+    target_step_ms: float
+    target_verify_5_positions_ms: float
+    reps: int
+
+
+@dataclass(frozen=True)
+class FeatureChoice:
+    """The variant chosen on held-out text: its name, inputs, random features, ridge, fit positions."""
+
+    variant: str
+    ridge: float
+    inputs: str
+    n_random: int
+    n: int
+
+
+@dataclass(frozen=True)
+class FeatureStudy(_Study):
+    """``features.json``: the feature draft's design study. ``alpha`` {variant: {evaluation set:
+    {head: {temperature: α by depth}}}} (heads "full", "top2048", …), ``alpha_n`` {variant: {set:
+    positions by depth}}, ``shortlist_mass`` {set: {head: p's mass inside}}; ``data`` and
+    ``selection`` describe the fit texts and the variants compared, as the study wrote them."""
+
+    machine: Machine
+    quick: bool
+    data: dict
+    selection: dict
+    chosen: FeatureChoice
+    alpha: dict[str, dict[str, dict[str, dict[float, tuple[float, ...]]]]]
+    alpha_n: dict[str, dict[str, tuple[int, ...]]]
+    alpha_seconds: float
+    shortlist_mass: dict[str, dict[str, float]]
+    cost: FeatureCost
+    total_s: float
+    script = "benchmarks/feature_study.py"
+
+    def to_json(self) -> dict:
+        alpha = {
+            v: {
+                s: {
+                    **{h: {f"T={t:g}": list(a) for t, a in by_t.items()} for h, by_t in heads.items()},
+                    "_n": list(self.alpha_n[v][s]),
+                }
+                for s, heads in sets.items()
+            }
+            for v, sets in self.alpha.items()
+        }
+        return {
+            "schema": 2,
+            "machine": self.machine.to_dict(),
+            "quick": self.quick,
+            "data": self.data,
+            "selection": self.selection,
+            "chosen": to_json(self.chosen),
+            "alpha": alpha,
+            "alpha_seconds": self.alpha_seconds,
+            "shortlist_mass_of_p": self.shortlist_mass,
+            "cost": to_json(self.cost),
+            "total_s": self.total_s,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> FeatureStudy:
+        def temp(key: str) -> float:
+            if not key.startswith("T="):
+                raise ValueError(f"features.json: {key!r} is not 'T=<temperature>'")
+            return float(key[2:])
+
+        alpha = {
+            v: {
+                s: {
+                    h: {temp(t): tuple(float(x) for x in a) for t, a in by_t.items()}
+                    for h, by_t in heads.items()
+                    if h != "_n"
+                }
+                for s, heads in sets.items()
+            }
+            for v, sets in d["alpha"].items()
+        }
+        alpha_n = {
+            v: {s: tuple(int(x) for x in heads["_n"]) for s, heads in sets.items()}
+            for v, sets in d["alpha"].items()
+        }
+        mass = {s: {h: float(x) for h, x in by.items()} for s, by in d["shortlist_mass_of_p"].items()}
+        return cls(
+            Machine.from_dict(d["machine"]),
+            bool(d.get("quick", False)),
+            dict(d["data"]),
+            dict(d["selection"]),
+            from_json(FeatureChoice, d["chosen"], "features.json chosen"),
+            alpha,
+            alpha_n,
+            float(d["alpha_seconds"]),
+            mass,
+            from_json(FeatureCost, d["cost"], "features.json cost"),
+            float(d["total_s"]),
+        )
+
+
+# ---------------------------------------------------------------- rounding.json
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One prompt's greedy generation, speculative against plain: identical, or where it diverged."""
+
+    prompt: str
+    tokens: int
+    identical: bool
+    first_divergence: int | None = None
+
+
+@dataclass(frozen=True)
+class TeacherForcing:
+    """Logits one position per call against blocks, along one prompt's greedy tokens."""
+
+    prompt: str
+    positions: int
+    max_abs_diff: float
+    median_row_max_abs_diff: float
+    max_rel_diff: float
+    argmax_flips: int
+    gaps_at_flips: tuple[float, ...]
+    smallest_gaps: tuple[float, ...]
+    gaps_below_1e_4: int
+    gaps_below_1e_3: int
+
+
+@dataclass(frozen=True)
+class RoundingSummary:
+    generations: int
+    identical: int
+    greedy_tokens: int
+    positions_compared: int
+    argmax_flips: int
+    max_abs_diff: float
+    max_rel_diff: float
+    smallest_gap: float
+
+
+def _dashed(d: dict, back: bool = False) -> dict:
+    """JSON's "gaps_below_1e-4" ↔ the field gaps_below_1e_4."""
+    a, b = ("1e_", "1e-") if back else ("1e-", "1e_")
+    return {k.replace(a, b): v for k, v in d.items()}
+
+
+@dataclass(frozen=True)
+class RoundingStudy(_Study):
+    """``rounding.json``: speculative against plain greedy generation, and the logits of one
+    position per call against blocks of ``block`` positions (same BLAS ``threads``)."""
+
+    machine: Machine
+    quick: bool
+    tokens_per_prompt: int
+    gamma: int
+    block: int
+    threads: int
+    generations: tuple[Generation, ...]
+    teacher_forcing: tuple[TeacherForcing, ...]
+    summary: RoundingSummary
+    seconds: float
+    script = "benchmarks/bench_rounding.py"
+
+    def to_json(self) -> dict:
+        d = {f.name: to_json(getattr(self, f.name)) for f in fields(self)}
+        d["machine"] = self.machine.to_dict()
+        d["teacher_forcing"] = [_dashed(x, back=True) for x in d["teacher_forcing"]]
+        return {"schema": 2, **d}
+
+    @classmethod
+    def from_json(cls, d: dict) -> RoundingStudy:
+        body = {k: v for k, v in d.items() if k not in ("schema", "machine")}
+        body["teacher_forcing"] = [_dashed(x) for x in body["teacher_forcing"]]
+        r = from_json(_RoundingBody, body, "rounding.json")
+        return cls(Machine.from_dict(d["machine"]), **{f.name: getattr(r, f.name) for f in fields(r)})
+
+
+@dataclass(frozen=True)
+class _RoundingBody:
+    quick: bool
+    tokens_per_prompt: int
+    gamma: int
+    block: int
+    threads: int
+    generations: tuple[Generation, ...]
+    teacher_forcing: tuple[TeacherForcing, ...]
+    summary: RoundingSummary
+    seconds: float
