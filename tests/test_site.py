@@ -98,6 +98,10 @@ def test_static_copy_drops_widget_views_and_state_only():
     assert len(nb["cells"][0]["outputs"]) == 3, "the input notebook is not modified"
     plain = {"metadata": {}, "cells": [dict(nb["cells"][0], outputs=[stream]), nb["cells"][1]]}
     assert book.static_copy(plain) == plain, "no widgets, no note"
+    # A stored notebook keeps no widget views, only a lab's plain text: still a page with labs.
+    text = {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "Interactive lab x — run"}}
+    stored = {"metadata": {}, "cells": [dict(nb["cells"][0], outputs=[text, static]), nb["cells"][1]]}
+    assert book.has_widgets(stored) and book.static_copy(stored)["cells"][1]["source"] == book.WIDGET_NOTE
 
 
 def test_a_small_collection_with_a_gap_builds_in_order_and_is_not_modified(tmp_path):
@@ -240,11 +244,11 @@ def test_download_button_serves_the_stored_notebook(site):
     for nb, page_name in zip(site.notebooks, site.pages):
         hrefs = [a["href"] for a in Page(site.out / page_name).links("a")]
         assert f"_sources/{nb.name}" in hrefs, page_name
-        # The stored notebook as the build read it (widget views and state kept), not the page's
-        # static copy. (Not compared with notebooks/ now: other work may be saving them.)
+        # The stored notebook as the build read it, not the page's static copy (which adds the
+        # note cell). (Not compared with notebooks/ now: other work may be saving them.)
         copy = json.loads(served(site, nb))
         assert copy["cells"] and copy["metadata"].get("kernelspec"), nb.name
-        assert copy["metadata"].get("widgets") or not book.has_widgets(copy), nb.name
+        assert book.WIDGET_NOTE not in ["".join(c.get("source", "")) for c in copy["cells"]], nb.name
 
 
 def test_widget_views_are_left_out_and_static_copies_kept(site):

@@ -70,16 +70,19 @@ What a learner sees, and why
   (with ``saveState``) → the saved lab renders with the note, no "model not found"; a stored
   notebook opened untrusted (a fresh clone) shows the friendly text and the static copy with its
   figure (the data-URI image survives Lab's sanitizer).
-* **Save, close, reopen**: decision (b): Lab saves widget state. ``make lab`` and Binder install
-  ``binder/overrides.json`` (``{"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}``)
-  into ``<env>/share/jupyter/lab/settings/``, so the saved notebook carries the state of the
-  widgets its outputs point at; reopening renders them (with the note, as they are not live).
-  Stored notebooks are executed with nbconvert, which writes ``metadata.widgets`` for exactly the
-  models its outputs reference (``tests/test_labs.py`` checks every stored widget output's model
-  id is in the notebook's widget state); the execution step must keep nbconvert's default
-  ``--ExecutePreprocessor.store_widget_state=True`` and must not strip ``metadata.widgets``.
-  Limit: a Lab *without* that setting (a learner's own install) still shows "model not found"
-  after run → save → reopen with a new kernel; re-running the cell fixes it.
+* **A stored course notebook keeps no widgets** (``tools/execute_notebooks.py: stored_form``): no
+  widget view in its outputs, no ``metadata.widgets``; each lab cell keeps the plain text above and
+  its static copy. So a freshly opened notebook is exactly "without a kernel" until its cells run,
+  and it opens unmodified: with stored widget state, ipywidgets' Lab manager restores it on open
+  and, under ``saveState``, marks the notebook dirty for every model it registers (issue 25;
+  ``tests/browser/test_open_clean.py``).
+* **Save, close, reopen** (the learner's own work): Lab saves widget state. ``make lab`` and Binder
+  install ``binder/overrides.json`` (``{"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState":
+  true}}``) into ``<env>/share/jupyter/lab/settings/``, so a notebook the learner ran and saved
+  carries the state of the widgets its outputs point at; reopening renders them (with the note, as
+  they are not live). In a Lab without that setting the reopened widget output fails to find its
+  model; the static copy's CSS hides that error and the static copy shows instead
+  (``tests/browser/test_lab_smoke.py``); re-running the cell brings the live lab back.
 """
 
 from __future__ import annotations

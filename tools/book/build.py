@@ -44,9 +44,21 @@ WIDGET_NOTE = (
 )
 
 
+#: The plain text a widget output keeps in a stored notebook, which stores no widget views
+#: (tools/execute_notebooks.py: stored_form; labs/base.LabDisplay, labs/progress.ProgressBar).
+WIDGET_TEXTS = ("Interactive lab ", "Progress bar ")
+
+
+def _shows_widget(out: dict) -> bool:
+    data = out.get("data", {})
+    plain = data.get("text/plain", "")
+    plain = "".join(plain) if isinstance(plain, list) else plain
+    return WIDGET_VIEW in data or plain.startswith(WIDGET_TEXTS)
+
+
 def has_widgets(nb: dict) -> bool:
     return "widgets" in nb.get("metadata", {}) or any(
-        WIDGET_VIEW in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", [])
+        _shows_widget(o) for c in nb["cells"] for o in c.get("outputs", [])
     )
 
 
