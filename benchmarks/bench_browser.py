@@ -251,7 +251,7 @@ def run(args, lab, browser) -> list[dict]:
             t0 = time.monotonic()
             row = {
                 "notebook": name,
-                "lab": info["name"],
+                "name": info["name"],
                 **measure_lab(page, i, info, floor_page, args.events),
             }
             row["seconds"] = round(time.monotonic() - t0, 1)
@@ -307,11 +307,11 @@ def main(argv=None) -> int:
     }
     for r in rows:
         if "skipped" in r:
-            print(f"{r['notebook'][:2]} {r['lab']:12s} skipped: {r['skipped']}")
+            print(f"{r['notebook'][:2]} {r['name']:12s} skipped: {r['skipped']}")
             continue
         lab_s, fl = r["lab"], r["floor"]
         print(
-            f"{r['notebook'][:2]} {r['lab']:12s} lab median {lab_s['median_ms']} p95 {lab_s['p95_ms']} | floor median "
+            f"{r['notebook'][:2]} {r['name']:12s} lab median {lab_s['median_ms']} p95 {lab_s['p95_ms']} | floor median "
             f"{fl['median_ms']} p95 {fl['p95_ms']} | p95 excess {r['p95_excess_ms']} ms "
             f"({'met' if r['meets_goal'] else 'MISSED'}), {lab_s['n']} events"
         )
