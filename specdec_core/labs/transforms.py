@@ -9,6 +9,7 @@ nothing there). Only the slider of the chosen transform is shown.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 
 import numpy as np
@@ -110,7 +111,7 @@ def texts(state) -> dict:
     }
 
 
-def figure_inputs(state) -> tuple:
+def figure_inputs(state: Mapping) -> tuple:
     """(intended law, emitted law, title) of the figure."""
     r = laws(state)
     return (

@@ -10,6 +10,7 @@ children of a node are independent draws; False: drawn without replacement).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 
 from ..distributions import check_gamma, check_probability
@@ -124,7 +125,7 @@ def _numbers(family, nodes, quality, rule, replacement) -> dict:
     return _CACHE[ck]
 
 
-def numbers(state) -> dict:
+def numbers(state: Mapping) -> dict:
     """:func:`tree_lab_numbers` of a lab state."""
     return tree_lab_numbers(
         state["family"], state["nodes"], state["quality"], state["rule"], state["replacement"]

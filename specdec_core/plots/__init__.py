@@ -6,10 +6,12 @@ either a pyplot figure or a fixed-pixel figure (:func:`specdec_core.plots.frames
 only the pyplot kind.)
 """
 
+from matplotlib.figure import Figure
+
 from .style import COLORS, KIND_COLORS, new_axes, tag_kind  # noqa: F401
 
 
-def show(fig) -> None:
+def show(fig: Figure) -> None:
     """Display ``fig`` in a notebook, whichever kind it is: a pyplot figure as pyplot shows it
     (then closed, so the cell does not show it twice), a fixed-pixel figure as its PNG at 1:1."""
     from IPython.display import Image, display
