@@ -344,11 +344,14 @@ import specdec_core.timing  # noqa: E402, F401
 from specdec_core import multidraft as md  # noqa: E402
 from specdec_core import roofline as RF  # noqa: E402
 from specdec_core import trees as tr  # noqa: E402
+from specdec_core.labs.trees import tree_lab_numbers  # noqa: E402
 from specdec_core.measured import CostCurve  # noqa: E402
 
 
 def _curve(points):
     return CostCurve.from_json({"source": "test", "points": points})
+
+
 from specdec_core.distributions import SUM_TOL  # noqa: E402
 
 R = np.random.default_rng
@@ -500,7 +503,7 @@ ISSUE27 = [
         "bandwidth must be at least 1",
     ),
     (
-        "C8 machine None",
+        "C8 a raw dict, not the HardwareRun record",
         lambda: RF.hardware_from_benchmark(
             {
                 "bandwidth": {"threads2": {"copy_GBps": 3}},
@@ -508,7 +511,7 @@ ISSUE27 = [
                 "machine": None,
             }
         ),
-        "machine must be an object",
+        "results must be the HardwareRun record",
     ),
     (
         "C9 empty prefix",
@@ -911,7 +914,7 @@ def test_K3_positions_count_the_nodes_really_drafted():
     st_ = sc.tree_round_stats(T, D, (), tr.family_tree("wide", 4), replacement=False)
     assert st_.positions == 4 and st_.nodes == 4  # the toy draft's support is 3 at the start
     assert sc.tree_round_stats(T, D, (), tr.family_tree("wide", 4)).positions == 5  # with replacement
-    assert tr.tree_lab_numbers("wide", 4, 0.0, "recursive", False)["positions"] == 4
+    assert tree_lab_numbers("wide", 4, 0.0, "recursive", False)["positions"] == 4
     from specdec_core.labs.trees import DEFAULTS, texts
 
     text = texts({**DEFAULTS, "family": "wide", "replacement": False})["length"]
@@ -1021,7 +1024,7 @@ def test_K1_and_K5_exact_and_numpy_numbers():
     assert isinstance(sc.ridge_point(hw), F)
     assert tr.MixedDraft(D, T, np.float32(0.5)).weight == 0.5
     assert tr.MixedDraft(D, T, sp.Rational(1, 2)).weight == F(1, 2)
-    assert tr.tree_lab_numbers("wide", 2, np.float32(0.5), "recursive", True)["positions"] == 3
+    assert tree_lab_numbers("wide", 2, np.float32(0.5), "recursive", True)["positions"] == 3
 
 
 # ---------------------------------------------------------------- one property test per kind
@@ -1053,7 +1056,7 @@ FLAG_TAKERS = {
     "pass_bytes(parts)": lambda v: RF.pass_bytes(M8, dtype="bf16", positions=1, parts=v),
     "pass_flops(parts)": lambda v: RF.pass_flops(M8, positions=1, parts=v),
     "ModelShape(tied_embeddings)": lambda v: sc.ModelShape("m", 2, 1, 4, 2, 8, 16, 10, v, "src"),
-    "tree_lab_numbers(replacement)": lambda v: tr.tree_lab_numbers("wide", 2, 0.5, "recursive", v),
+    "tree_lab_numbers(replacement)": lambda v: tree_lab_numbers("wide", 2, 0.5, "recursive", v),
 }
 
 
@@ -1304,7 +1307,7 @@ ALPHA_TAKERS = {
         M8, D1B, HW, dtype="bf16", alpha=a, gamma=2, sequences=1, context=0
     ),
     "MixedDraft(weight)": lambda a: tr.MixedDraft(D, T, a),
-    "tree_lab_numbers(quality)": lambda a: tr.tree_lab_numbers("wide", 2, a, "recursive", True),
+    "tree_lab_numbers(quality)": lambda a: tree_lab_numbers("wide", 2, a, "recursive", True),
 }
 
 

@@ -465,13 +465,3 @@ def test_break_even_bisection_matches_scan(context, alpha, gamma):
         None,
     )
     assert got == scan
-
-
-def test_static_figure_draws_the_moving_parts():
-    """The static copy is one full draw: no artist may stay 'animated' (blitting leaves those out)."""
-    from specdec_core.labs.roofline import DEFAULTS
-    from specdec_core.plots.roofline import roofline_lab_figure
-
-    fig = roofline_lab_figure(DEFAULTS)
-    animated = [a for ax in fig.axes for a in (*ax.lines, *ax.patches, *ax.texts) if a.get_animated()]
-    assert not animated
