@@ -24,12 +24,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .counts import expected_output_count, iid_accepted_share
 from .distributions import check_distribution, check_gamma, check_model_rows
 from .sampling import GenerationResult
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .sampling import RoundRecord
+    from .types import ExactModel, ModelFn
 
 # ---------------------------------------------------------------- from recorded rounds
 
@@ -44,7 +51,7 @@ def _check_result(result):
     return result
 
 
-def full_rounds(result, gamma=None) -> list:
+def full_rounds(result: GenerationResult, gamma: int | None = None) -> list[RoundRecord]:
     """The rounds that drafted the full γ proposals (``speculative_generate`` shortens the
     last round to fit max_new_tokens). ``gamma=None`` takes the largest γ recorded."""
     result = _check_result(result)
@@ -59,7 +66,7 @@ def _sum(recs, attr):
     return sum(getattr(r, attr) for r in recs)
 
 
-def accepted_share(result, gamma=None) -> Fraction:
+def accepted_share(result: GenerationResult, gamma: int | None = None) -> Fraction:
     """The accepted share: accepted / proposed over the full rounds (exact Fraction of two
     counts). Not α: it counts the proposals discarded unchecked after a rejection."""
     recs = full_rounds(result, gamma)
@@ -69,7 +76,7 @@ def accepted_share(result, gamma=None) -> Fraction:
     return Fraction(_sum(recs, "kept"), proposed)
 
 
-def per_check_acceptance(result, gamma=None) -> Fraction:
+def per_check_acceptance(result: GenerationResult, gamma: int | None = None) -> Fraction:
     """accepted / checked: the share of *checked* proposals that were kept (estimates the
     acceptance probability α)."""
     recs = full_rounds(result, gamma)
@@ -79,20 +86,22 @@ def per_check_acceptance(result, gamma=None) -> Fraction:
     return Fraction(_sum(recs, "accepted"), checked)
 
 
-def acceptance_length(result, gamma=None) -> Fraction:
+def acceptance_length(result: GenerationResult, gamma: int | None = None) -> Fraction:
     """Mean K: tokens emitted per full round (exact Fraction)."""
     recs = full_rounds(result, gamma)
     return Fraction(sum(len(r.emitted) for r in recs), len(recs))
 
 
-def k_histogram(result, gamma=None) -> np.ndarray:
+def k_histogram(result: GenerationResult, gamma: int | None = None) -> np.ndarray:
     """Counts of K = 1 … γ+1 over the full rounds (int array of length γ + 1)."""
     recs = full_rounds(result, gamma)
     g = recs[0].gamma
     return np.bincount([len(r.emitted) - 1 for r in recs], minlength=g + 1).astype(np.int64)
 
 
-def acceptance_by_position(result, gamma=None) -> list:
+def acceptance_by_position(
+    result: GenerationResult, gamma: int | None = None
+) -> list[dict[str, int | Fraction | None]]:
     """Per proposal position i = 1 … γ: how many rounds checked it, how many accepted it,
     the conditional rate accepted/checked (None if never checked) and the share of all rounds
     that accepted it. Under iid α the conditional rate is α at every position."""
@@ -124,7 +133,9 @@ def _alpha_at(target, draft, prefix):
     return float(np.minimum(p, q).sum())
 
 
-def visited_alpha(result, target, draft, gamma=None):
+def visited_alpha(
+    result: GenerationResult, target: ModelFn, draft: ModelFn, gamma: int | None = None
+) -> Fraction | float:
     """Average α over the prefixes where a proposal was actually *checked* (each check one
     vote). Exact for exact models."""
     recs = full_rounds(result, gamma)
@@ -135,7 +146,7 @@ def visited_alpha(result, target, draft, gamma=None):
     return total / len(vals)
 
 
-def measured_work(result, gamma=None) -> dict:
+def measured_work(result: GenerationResult, gamma: int | None = None) -> dict[str, int | Fraction]:
     """The work account of recorded rounds: proposals and target positions per output token
     and the fractions thrown away (exact Fractions of counts)."""
     recs = full_rounds(result, gamma)
@@ -179,7 +190,9 @@ class AcceptanceReport:
         return float(self.acceptance_length) - float(self.iid_length)
 
 
-def acceptance_report(result, target, draft, gamma=None) -> AcceptanceReport:
+def acceptance_report(
+    result: GenerationResult, target: ModelFn, draft: ModelFn, gamma: int | None = None
+) -> AcceptanceReport:
     """Everything notebook 04's "reality" section prints, from one generation."""
     recs = full_rounds(result, gamma)
     g = recs[0].gamma
@@ -232,7 +245,7 @@ def _exact_rows(model, prefix, name):
     return list(check_distribution(model.exact(prefix), f"{name}.exact({tuple(prefix)!r})", exact=True))
 
 
-def exact_round_law(target, draft, prefix, gamma) -> RoundLaw:
+def exact_round_law(target: ExactModel, draft: ExactModel, prefix: Sequence[int], gamma: int) -> RoundLaw:
     """Enumerate one round exactly: P(K = k), the law of the last emitted token, and the
     chance each position is checked / accepted. Cost grows like V^γ: keep γ small."""
     prefix = tuple(int(t) for t in prefix)
@@ -318,7 +331,7 @@ class LongRun:
         return self.mean_count - self.iid_count
 
 
-def long_run_stats(target, draft, gamma) -> LongRun:
+def long_run_stats(target: ExactModel, draft: ExactModel, gamma: int) -> LongRun:
     """Exact long-run statistics for models whose next-token rows depend only on the previous
     token (like :mod:`specdec_core.toy`): each round starts after the last emitted token, so
     the round-start token is a Markov chain; weight each start's exact round law by its

@@ -15,10 +15,16 @@ Real acceptance depends on the prefix; notebook 04 measures the gap.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .distributions import check_gamma, check_probability
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from .types import ArrayLike, Probs, Scalar
 
 #: Largest γ for *exact* (Fraction) α strictly between 0 and 1: α^γ has about γ·log₂(denominator)
 #: bits, so beyond this the exact answer is too big to be useful. Float α has no limit for E[K].
@@ -48,7 +54,7 @@ def _check_law_size(n_alpha: int, g: int, name: str = "gamma") -> None:
         )
 
 
-def output_count_distribution(alpha, gamma):
+def output_count_distribution(alpha: Scalar | ArrayLike, gamma: int) -> np.ndarray:
     """[P(K=1), …, P(K=γ+1)] under iid acceptance with probability ``alpha``.
 
     Exact ``alpha`` gives a list-like object array of Fractions; float ``alpha`` (scalar or
@@ -91,7 +97,7 @@ def _expected_float(a: np.ndarray, g: int) -> np.ndarray:
     return np.where(d > 0, closed, g + 1.0)
 
 
-def expected_output_count(alpha, gamma):
+def expected_output_count(alpha: Scalar | ArrayLike, gamma: int) -> Scalar | np.ndarray:
     """E[K] = Σ_{j=0..γ} α^j = (1 − α^(γ+1))/(1 − α): expected tokens emitted per round under
     iid acceptance (γ + 1 at α = 1). A closed form: any γ answers at once for float α; exact α
     strictly between 0 and 1 allows γ up to :data:`MAX_EXACT_GAMMA`."""
@@ -106,7 +112,7 @@ def expected_output_count(alpha, gamma):
     return float(out) if out.ndim == 0 else out
 
 
-def expected_gain(alpha, gamma_from, gamma_to):
+def expected_gain(alpha: Scalar | ArrayLike, gamma_from: int, gamma_to: int) -> Scalar | np.ndarray:
     """E[K](γ_to) − E[K](γ_from): the change in expected tokens per round when γ goes from
     ``gamma_from`` to ``gamma_to``, computed from the unrounded values (a difference of two
     *shown*, rounded numbers can be off in the last digit). Exact for exact α; equal to
@@ -130,7 +136,7 @@ def expected_gain(alpha, gamma_from, gamma_to):
     return float(out) if out.ndim == 0 else out
 
 
-def mean_output_count(emitted_per_round) -> float:
+def mean_output_count(emitted_per_round: Iterable[int]) -> float:
     """Measured acceptance length: mean K over recorded rounds."""
     from .distributions import check_weights
 
@@ -150,7 +156,7 @@ def mean_output_count(emitted_per_round) -> float:
 # ---------------------------------------------------------------- notebook 04 additions
 
 
-def expected_count_curve(alpha, max_gamma):
+def expected_count_curve(alpha: Scalar, max_gamma: int) -> list[Scalar]:
     """[E[K] at γ = 0, 1, …, max_gamma] for one α: the diminishing-returns curve.
 
     Each extra proposal adds α^γ: less and less when α < 1. The list has max_gamma + 1
@@ -172,12 +178,12 @@ def expected_count_curve(alpha, max_gamma):
     return out
 
 
-def expected_accepted(alpha, gamma):
+def expected_accepted(alpha: Scalar | ArrayLike, gamma: int) -> Scalar | np.ndarray:
     """E[accepted proposals per round] = α + α² + … + α^γ = E[K] − 1 (iid)."""
     return expected_output_count(alpha, gamma) - 1
 
 
-def iid_accepted_share(alpha, gamma):
+def iid_accepted_share(alpha: Scalar | ArrayLike, gamma: int) -> Scalar | np.ndarray:
     """The share of proposals accepted (accepted / proposed) that a long run converges to under
     iid α: (α + … + α^γ)/γ.
 
@@ -191,7 +197,7 @@ def iid_accepted_share(alpha, gamma):
     return expected_accepted(alpha, g) / g
 
 
-def mixture_expected_count(alphas, weights, gamma):
+def mixture_expected_count(alphas: Sequence[Scalar], weights: Probs, gamma: int) -> Scalar:
     """Σ wᵢ·E[K](αᵢ): mean K when a round's acceptance is αᵢ with probability wᵢ
     (constant within a round). ``weights`` must sum to 1 (exact or within float tolerance).
 

@@ -17,17 +17,23 @@ Pure layer: numpy and fractions.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .distributions import check_distribution, check_pair, check_size
 from .verify import accepted_mass, residual_distribution
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .types import ArrayLike, Probs, Scalar
+
 #: best_agreement solves an LP with V² unknowns: at most this many symbols.
 MAX_LP_SYMBOLS = 12
 
 
-def speculative_coupling(p, q) -> np.ndarray:
+def speculative_coupling(p: Probs, q: Probs) -> np.ndarray:
     """The joint law π[x, y] = P(proposal x, output y) of strict speculative sampling with one
     proposal: min(p, q) on the diagonal (accepted) plus max(q − p, 0)(x) · residual(y) (rejected,
     corrected). Rows sum to q, columns to p. Exact in (Fractions), exact out (object array)."""
@@ -44,7 +50,7 @@ def speculative_coupling(p, q) -> np.ndarray:
     return pi
 
 
-def check_coupling(pi, p, q, name: str = "pi") -> np.ndarray:
+def check_coupling(pi: ArrayLike, p: Probs, q: Probs, name: str = "pi") -> np.ndarray:
     """``pi`` (V, V): a coupling of q (row sums) and p (column sums), non-negative; exact
     inputs are compared exactly, floats within 1e-9. Returns it as an array."""
     pa, qa, exact = check_pair(p, q)
@@ -63,7 +69,7 @@ def check_coupling(pi, p, q, name: str = "pi") -> np.ndarray:
     return arr
 
 
-def agreement(pi):
+def agreement(pi: ArrayLike) -> Scalar:
     """P(X = Y) under the coupling ``pi``: the sum of its diagonal (exact stays exact)."""
     arr = np.asarray(pi)
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1] or arr.size == 0:
@@ -71,7 +77,9 @@ def agreement(pi):
     return sum((arr[x, x] for x in range(arr.shape[0])), Fraction(0) if arr.dtype == object else 0.0)
 
 
-def simplex_max(c, A, b) -> tuple[Fraction, list]:
+def simplex_max(
+    c: Sequence[Scalar], A: Sequence[Sequence[Scalar]], b: Sequence[Scalar]
+) -> tuple[Fraction, list[Fraction]]:
     """Maximize c·x subject to A x = b, x ≥ 0, exactly (Fractions): the two-phase simplex method
     with Bland's rule (smallest improving column enters; ties in the ratio test leave by the
     smallest basic index), so it cannot cycle. ``b`` must be ≥ 0. Returns (optimum, x)."""
@@ -121,7 +129,7 @@ def simplex_max(c, A, b) -> tuple[Fraction, list]:
     return sum((ci * xi for ci, xi in zip(c, x)), Fraction(0)), x
 
 
-def best_agreement(p, q) -> tuple[Fraction, np.ndarray]:
+def best_agreement(p: Probs, q: Probs) -> tuple[Fraction, np.ndarray]:
     """The largest P(X = Y) over *all* couplings of q and p, and a coupling that attains it, by
     solving the linear program exactly: maximize Σ π(x, x) subject to row sums q, column sums
     p, π ≥ 0 (V² unknowns; :func:`simplex_max` in Fractions). It does not use the formula: that
@@ -143,7 +151,7 @@ def best_agreement(p, q) -> tuple[Fraction, np.ndarray]:
 MAX_MULTI_UNKNOWNS = 400
 
 
-def best_multi_agreement(p, q, k: int) -> Fraction:
+def best_multi_agreement(p: Probs, q: Probs, k: int) -> Fraction:
     """The largest P(Y ∈ {X₁, …, X_k}) over all couplings of k independent candidates
     X₁ … X_k ~ q (their joint law q^⊗k) and an output Y ~ p: the optimal acceptance of any
     lossless rule offered k i.i.d. candidates (the optimal-transport view of SpecTr, Sun et al.

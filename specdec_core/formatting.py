@@ -6,14 +6,20 @@ Fixed formats keep notebook outputs stable, so nbval compares the *values*.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .types import Scalar
 
 #: The most decimal places :func:`fmt` and :func:`fmt_decimal` print.
 MAX_DIGITS = 50
 
 
-def check_digits(digits) -> int:
+def check_digits(digits: int) -> int:
     """The number of decimal places: an integer in 0..MAX_DIGITS (not a bool, a float or a
     string, which Python's format spec would refuse with an error that names no argument)."""
     from .distributions import check_int
@@ -21,7 +27,7 @@ def check_digits(digits) -> int:
     return check_int(digits, "digits", 0, MAX_DIGITS, f"an integer in 0..{MAX_DIGITS}")
 
 
-def fmt(x, digits: int = 4) -> str:
+def fmt(x: Scalar | Sequence[Scalar] | np.ndarray, digits: int = 4) -> str:
     """A scalar or vector as text: Fractions as ``3/5``, floats rounded to ``digits`` places
     (an integer in 0..MAX_DIGITS)."""
     digits = check_digits(digits)
@@ -39,7 +45,7 @@ def fmt(x, digits: int = 4) -> str:
     return f"{v:.{digits}f}"
 
 
-def fmt_decimal(x, digits: int = 2) -> str:
+def fmt_decimal(x: Scalar | Sequence[Scalar] | np.ndarray, digits: int = 2) -> str:
     """An exact or float value shown as a rounded decimal, e.g. 1960/9 → ``217.78`` (``digits``:
     an integer in 0..MAX_DIGITS)."""
     digits = check_digits(digits)
@@ -96,7 +102,7 @@ def labelled(kind: str, text: str) -> str:
 P_VALUE_FLOOR = 1e-300
 
 
-def fmt_p_value(p_value, digits: int = 3) -> str:
+def fmt_p_value(p_value: float, digits: int = 3) -> str:
     """A p-value as text: ``digits`` significant digits, and ``< 1e-300`` for anything smaller
     (including an underflow to 0), so a vanishing p-value never prints as a bare 0."""
     if isinstance(p_value, (bool, str, bytes)):
@@ -114,7 +120,7 @@ def fmt_p_value(p_value, digits: int = 3) -> str:
     return f"{v:.{digits}g}"
 
 
-def p_value_phrase(p_value, digits: int = 3) -> str:
+def p_value_phrase(p_value: float, digits: int = 3) -> str:
     """``p-value = 0.649``, or ``p-value < 1e-300`` when it is below the floor (always hyphenated,
     so it cannot be read as the target distribution p)."""
     text = fmt_p_value(p_value, digits)

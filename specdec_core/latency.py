@@ -28,6 +28,8 @@ Times are declared budgets (ms): a result is *derived from assumed inputs*.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .distributions import (
@@ -43,6 +45,12 @@ from .distributions import (
     draw,
 )
 from .timing import draft_cost_ms, verify_cost_ms
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .sampling import RoundRecord
+    from .types import ArrayLike, Probs, Scalar
 
 __all__ = [
     "arrival_times_ms",
@@ -80,7 +88,12 @@ def _emitted_counts(records) -> np.ndarray:
 
 
 def round_times_ms(
-    records, *, draft_per_token_ms, verify_base_ms, verify_per_position_ms=0, overhead_ms=0
+    records: Iterable[RoundRecord],
+    *,
+    draft_per_token_ms: Scalar,
+    verify_base_ms: Scalar,
+    verify_per_position_ms: Scalar = 0,
+    overhead_ms: Scalar = 0,
 ) -> np.ndarray:
     """Each round's time under notebook 05's budget (3): γ_r·draft + base + per_position·(γ_r + 1)
     + overhead, with γ_r the round's own γ (the last round may draft fewer). float64, ms."""
@@ -106,7 +119,9 @@ def round_times_ms(
     return out
 
 
-def arrival_times_ms(records, round_ms, *, start_ms=0) -> np.ndarray:
+def arrival_times_ms(
+    records: Iterable[RoundRecord | int], round_ms: float | ArrayLike, *, start_ms: float = 0
+) -> np.ndarray:
     """When each token reaches the reader: all K tokens of round r at the end of round r.
     ``round_ms`` is one time for every round or one per round. float64 array, one per token."""
     ks = _emitted_counts(records)
@@ -136,7 +151,7 @@ def _round_ms(round_ms, rounds: int) -> np.ndarray:
     return rt[0] if scalar else rt
 
 
-def inter_token_gaps_ms(arrivals) -> np.ndarray:
+def inter_token_gaps_ms(arrivals: ArrayLike) -> np.ndarray:
     """Gaps between consecutive tokens (the first token's wait is TTFT, not a gap)."""
     a = check_times(arrivals, "arrivals", min_size=2)
     if (np.diff(a) < 0).any():
@@ -144,7 +159,7 @@ def inter_token_gaps_ms(arrivals) -> np.ndarray:
     return np.diff(a)
 
 
-def gap_summary(gaps) -> dict:
+def gap_summary(gaps: ArrayLike) -> dict[str, float | int]:
     """Mean, median, 90th and 99th percentile, largest gap and the share of zero gaps."""
     g = check_times(gaps, "gaps")
     return {
@@ -159,8 +174,13 @@ def gap_summary(gaps) -> dict:
 
 
 def time_to_first_token_ms(
-    *, target_prefill_ms, draft_prefill_ms=0, gamma=0, draft_per_token_ms=0, overhead_ms=0
-):
+    *,
+    target_prefill_ms: Scalar,
+    draft_prefill_ms: Scalar = 0,
+    gamma: int = 0,
+    draft_per_token_ms: Scalar = 0,
+    overhead_ms: Scalar = 0,
+) -> Scalar:
     """Equation (2): target prefill + draft prefill + γ draft steps + overhead (exact stays
     exact). With ``gamma=0`` and no draft it is plain decoding's TTFT."""
     t = check_time(target_prefill_ms, "target_prefill_ms")
@@ -173,7 +193,7 @@ def time_to_first_token_ms(
 # ---------------------------------------------------------------- ragged batches
 
 
-def padding_waste(K) -> dict:
+def padding_waste(K: ArrayLike) -> dict[str, np.ndarray]:
     """Equation (3) for K of shape (rounds, batch): per round the positions wasted by padding
     every sequence to the round's longest run (int array), and the wasted share of the padded
     slots batch × max K (float array)."""
@@ -193,7 +213,9 @@ def padding_waste(K) -> dict:
     }
 
 
-def simulate_ragged_batch(p, q, *, gamma, batch, rounds, rng) -> np.ndarray:
+def simulate_ragged_batch(
+    p: Probs, q: Probs, *, gamma: int, batch: int, rounds: int, rng: np.random.Generator
+) -> np.ndarray:
     """K for ``rounds`` rounds of ``batch`` sequences (shape (rounds, batch)), each position's
     target/draft distributions ``p``/``q``: proposals drawn from q with ``rng``, then verified by
     :func:`~specdec_core.batch.verify_batch` (each sequence its own accepted run)."""
@@ -216,7 +238,9 @@ def simulate_ragged_batch(p, q, *, gamma, batch, rounds, rng) -> np.ndarray:
     return (accepted + 1).reshape(r, b)
 
 
-def stream_times_ms(records, round_ms, *, first_token_ms) -> np.ndarray:
+def stream_times_ms(
+    records: Iterable[RoundRecord | int], round_ms: float | ArrayLike, *, first_token_ms: float
+) -> np.ndarray:
     """When each token reaches the reader when the first round's tokens arrive at
     ``first_token_ms`` (TTFT, equation (2)) and every later round r adds its time ``round_ms[r]``.
     ``round_ms`` is one time for every round or one per round (the first one is not used)."""

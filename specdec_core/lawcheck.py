@@ -18,16 +18,22 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .distributions import check_int
 
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Iterable, Mapping, Sequence
+
+    from .types import ArrayLike, Scalar
+
 #: The p-value below which the notebooks and tests reject "the samples follow the law".
 DEFAULT_THRESHOLD = 1e-3
 
 
-def check_law(law, name: str = "law") -> dict:
+def check_law(law: Mapping[Hashable, Scalar], name: str = "law") -> dict[Hashable, Scalar]:
     """A law {outcome: probability}: non-empty, every probability a finite number ≥ 0 (not a
     bool or string), summing to 1 (exactly for exact values, within SUM_TOL for floats)."""
     from fractions import Fraction
@@ -65,7 +71,7 @@ class GofResult:
         )
 
 
-def check_test_options(threshold, min_expected) -> None:
+def check_test_options(threshold: float, min_expected: float) -> None:
     """The chi-square test's size ``threshold`` in (0, 1) and its pooling bound ``min_expected``
     > 0 (shared by the test and its power calculation)."""
     if (
@@ -82,7 +88,7 @@ def check_test_options(threshold, min_expected) -> None:
         raise ValueError(f"min_expected must be a positive, finite number, got {min_expected!r}")
 
 
-def pooled_groups(expected, min_expected: float = 5.0) -> list:
+def pooled_groups(expected: ArrayLike, min_expected: float = 5.0) -> list[list[int]]:
     """The test's cells: a list of index lists into ``expected`` (expected counts, sorted in
     decreasing order, all > 0). Each index whose expected count is at least ``min_expected`` is
     a cell of its own; the rest (the tail, in order) are gathered into consecutive groups, each
@@ -109,14 +115,18 @@ def pooled_groups(expected, min_expected: float = 5.0) -> list:
     return cells + groups
 
 
-def pool(values, groups) -> np.ndarray:
+def pool(values: ArrayLike, groups: Sequence[Sequence[int]]) -> np.ndarray:
     """Sum of ``values`` (an array) over each group of :func:`pooled_groups`."""
     values = np.asarray(values, dtype=np.float64)
     return np.array([values[g].sum() for g in groups])
 
 
 def chi_square_gof(
-    samples, law: dict, *, min_expected: float = 5.0, threshold: float = DEFAULT_THRESHOLD
+    samples: Iterable[Hashable],
+    law: Mapping[Hashable, Scalar],
+    *,
+    min_expected: float = 5.0,
+    threshold: float = DEFAULT_THRESHOLD,
 ) -> GofResult:
     """Chi-square test of observed outcomes (an iterable of hashable outcomes, or a Counter)
     against ``law`` ({outcome: probability}). Outcomes outside the law's support make the

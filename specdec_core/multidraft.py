@@ -37,6 +37,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -53,6 +54,11 @@ from .distributions import (
     draw,
 )
 from .verify import rejection_probability, residual_distribution
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .types import Probs, Scalar
 
 #: Acceptance rules for several candidates. Only "recursive" keeps the target's law.
 MULTI_DRAFT_RULES = ("recursive", "no_update", "typical")
@@ -72,17 +78,17 @@ MAX_ENUMERATION = 2 * 10**7
 
 
 # ------------------------------------------------------------------ validation helpers
-def check_rule(rule, name: str = "rule") -> str:
+def check_rule(rule: object, name: str = "rule") -> str:
     if not isinstance(rule, str) or rule not in MULTI_DRAFT_RULES:
         raise ValueError(f"{name} must be one of {MULTI_DRAFT_RULES}, got {rule!r}")
     return rule
 
 
-def check_replacement(replacement, name: str = "replacement") -> bool:
+def check_replacement(replacement: object, name: str = "replacement") -> bool:
     return check_bool(replacement, name)
 
 
-def check_typical(epsilon, delta) -> tuple[float, float]:
+def check_typical(epsilon: float, delta: float) -> tuple[float, float]:
     """ε in (0, 1] and δ ≥ 0, both finite numbers."""
     e = float(check_nonnegative(epsilon, "epsilon", "a number"))
     d = float(check_nonnegative(delta, "delta", "a number"))
@@ -91,7 +97,7 @@ def check_typical(epsilon, delta) -> tuple[float, float]:
     return e, d
 
 
-def check_k(k, q, replacement: bool, name: str = "k") -> int:
+def check_k(k: int, q: Probs, replacement: bool, name: str = "k") -> int:
     """k ≥ 1 candidates; without replacement no more than the draft's support holds."""
     k = check_gamma(k, name)
     replacement = check_replacement(replacement)
@@ -105,7 +111,9 @@ def check_k(k, q, replacement: bool, name: str = "k") -> int:
     return k
 
 
-def check_candidates(candidates, q, replacement: bool, name: str = "candidates") -> tuple:
+def check_candidates(
+    candidates: Sequence[int], q: np.ndarray, replacement: bool, name: str = "candidates"
+) -> tuple[int, ...]:
     """Token indices in range, each with q(x) > 0, distinct when drawn without replacement."""
     replacement = check_replacement(replacement)
     # ordered: the order decides which candidate is tried first (a set or dict has none)
@@ -126,7 +134,7 @@ def check_candidates(candidates, q, replacement: bool, name: str = "candidates")
     return tuple(cands)
 
 
-def typical_threshold(p, epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA) -> float:
+def typical_threshold(p: Probs, epsilon: float = TYPICAL_EPSILON, delta: float = TYPICAL_DELTA) -> float:
     """min(ε, δ·exp(−H(p))), H in nats: a candidate passes when p(x) exceeds it."""
     eps, dl = check_typical(epsilon, delta)
     pf = np.asarray(check_distribution(p, "p"), dtype=np.float64)
@@ -175,7 +183,9 @@ def _next(rule, p, t, s):
 
 
 # ------------------------------------------------------------------ the sampler
-def sample_candidates(q, k, rng, *, replacement=True) -> tuple:
+def sample_candidates(
+    q: Probs, k: int, rng: np.random.Generator, *, replacement: bool = True
+) -> tuple[int, ...]:
     """k candidate tokens from q: independent, or without replacement (renormalizing)."""
     qa = np.asarray(check_distribution(q, "q"), dtype=np.float64)
     k = check_k(k, qa, replacement)
@@ -191,8 +201,16 @@ def sample_candidates(q, k, rng, *, replacement=True) -> tuple:
 
 
 def verify_candidates(
-    p, q, candidates, rng, *, rule="recursive", replacement=True, epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA
-):
+    p: Probs,
+    q: Probs,
+    candidates: Sequence[int],
+    rng: np.random.Generator,
+    *,
+    rule: str = "recursive",
+    replacement: bool = True,
+    epsilon: float = TYPICAL_EPSILON,
+    delta: float = TYPICAL_DELTA,
+) -> tuple[int | None, int]:
     """One position, k candidates, under ``rule``. Returns ``(index, token)``; ``index`` is the
     accepted candidate's position in ``candidates`` or ``None`` when every candidate was rejected
     (then ``token`` comes from the fallback: the last residual for "recursive")."""
@@ -219,7 +237,9 @@ def verify_candidates(
     return None, int(draw(np.asarray(fallback, dtype=np.float64), rng))
 
 
-def verify_multi_draft(p, q, candidates, rng, *, replacement=True):
+def verify_multi_draft(
+    p: Probs, q: Probs, candidates: Sequence[int], rng: np.random.Generator, *, replacement: bool = True
+) -> tuple[int | None, int]:
     """Recursive rejection over k candidates (see the module docstring). Returns
     ``(index, token)``, ``index`` None when all candidates were rejected. Lossless: the token's
     law is p whenever the candidates really were drawn from q as ``replacement`` says."""
@@ -240,7 +260,14 @@ class MultiDraftLaw:
 
 
 def multi_draft_law(
-    p, q, k, *, rule="recursive", replacement=True, epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA
+    p: Probs,
+    q: Probs,
+    k: int,
+    *,
+    rule: str = "recursive",
+    replacement: bool = True,
+    epsilon: float = TYPICAL_EPSILON,
+    delta: float = TYPICAL_DELTA,
 ) -> MultiDraftLaw:
     """The exact law of one position with k candidates, by enumerating every candidate a
     rejection can leave behind (no formula for the output is assumed)."""
@@ -324,8 +351,15 @@ def _check_enumeration(k, q, replacement):
 
 
 def multi_draft_outcomes(
-    p, q, k, *, rule="recursive", replacement=True, epsilon=TYPICAL_EPSILON, delta=TYPICAL_DELTA
-):
+    p: Probs,
+    q: Probs,
+    k: int,
+    *,
+    rule: str = "recursive",
+    replacement: bool = True,
+    epsilon: float = TYPICAL_EPSILON,
+    delta: float = TYPICAL_DELTA,
+) -> tuple[dict[tuple[int, int], Scalar], list[tuple[Scalar, np.ndarray]]]:
     """What can happen at one position with k candidates: ``({(index, token): probability that
     candidate ``index`` is accepted and is ``token``}, [(probability, fallback law), ...])`` for
     the all-rejected paths. The tree verifier composes these node by node."""
@@ -343,13 +377,13 @@ def multi_draft_outcomes(
     return dict(accepted), fallbacks
 
 
-def multi_draft_acceptance_rate(p, q, k, *, replacement=True):
+def multi_draft_acceptance_rate(p: Probs, q: Probs, k: int, *, replacement: bool = True) -> Scalar:
     """P(one of the k candidates is accepted) under recursive rejection; exact in, exact out.
     At k = 1 this is α = Σ min(p, q)."""
     return multi_draft_law(p, q, k, replacement=replacement).acceptance
 
 
-def multi_draft_output_distribution(p, q, k, *, replacement=True):
+def multi_draft_output_distribution(p: Probs, q: Probs, k: int, *, replacement: bool = True) -> np.ndarray:
     """The exact law of the emitted token under recursive rejection, by enumeration. It equals p
     (the tests and notebook 08 check it; nothing here assumes it)."""
     return multi_draft_law(p, q, k, replacement=replacement).output

@@ -16,6 +16,7 @@ Pure layer: numpy, scipy.stats and the library's own simulator and test.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +24,11 @@ from .distributions import check_int, check_pair
 from .lawcheck import DEFAULT_THRESHOLD, check_law, check_test_options, chi_square_gof, pool, pooled_groups
 from .simulate import simulate_position
 from .verify import SAMPLEABLE_RULES, output_distribution_with
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Iterable, Mapping
+
+    from .types import Probs, Scalar
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,12 @@ class PowerEstimate:
 
 
 def chi_square_power(
-    law: dict, alternative: dict, n, *, threshold: float = DEFAULT_THRESHOLD, min_expected: float = 5.0
+    law: Mapping[Hashable, Scalar],
+    alternative: Mapping[Hashable, Scalar],
+    n: int,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    min_expected: float = 5.0,
 ) -> float:
     """Large-sample probability that :func:`specdec_core.lawcheck.chi_square_gof` with ``n``
     samples rejects ``law`` ({outcome: probability}) when the samples really follow
@@ -75,7 +86,9 @@ def chi_square_power(
     return float(ncx2.sf(critical, len(c0) - 1, lam)) if lam > 0 else float(threshold)
 
 
-def approximate_power(p, q, rule: str, n, *, threshold: float = DEFAULT_THRESHOLD) -> float:
+def approximate_power(
+    p: Probs, q: Probs, rule: str, n: int, *, threshold: float = DEFAULT_THRESHOLD
+) -> float:
     """Large-sample power of the chi-square test of the output law against p, when the sampler
     corrects with ``rule`` (o is the rule's exact output law): :func:`chi_square_power` of the
     law p against the alternative o, with the test's cells."""
@@ -92,7 +105,7 @@ def approximate_power(p, q, rule: str, n, *, threshold: float = DEFAULT_THRESHOL
     return chi_square_power(law, alternative, n, threshold=threshold)
 
 
-def null_statistics(p, q, n, *, repeats: int, seed: int) -> np.ndarray:
+def null_statistics(p: Probs, q: Probs, n: int, *, repeats: int, seed: int) -> np.ndarray:
     """The test's statistic when the sampler is *right*: ``repeats`` independent experiments (one
     seeded generator, drawn in a fixed order), each simulating ``n`` positions of strict
     speculative sampling (residual correction) and computing the chi-square statistic of the
@@ -114,8 +127,15 @@ def null_statistics(p, q, n, *, repeats: int, seed: int) -> np.ndarray:
 
 
 def power_table(
-    p, q, rule: str, sizes, *, repeats: int, seed: int, threshold: float = DEFAULT_THRESHOLD
-) -> list:
+    p: Probs,
+    q: Probs,
+    rule: str,
+    sizes: Iterable[int],
+    *,
+    repeats: int,
+    seed: int,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> list[PowerEstimate]:
     """For each sample size in ``sizes``: ``repeats`` independent experiments (one seeded
     generator, drawn in a fixed order), each simulating ``n`` positions with correction ``rule``
     and testing the emitted symbols against p. Returns one :class:`PowerEstimate` per size."""

@@ -14,6 +14,7 @@ charged only when it speculates (γ ≥ 1).
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,12 +27,17 @@ from .distributions import (
     check_time,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .types import ArrayLike, Scalar
+
 
 def _check_tokens(x, name="expected_tokens"):
     return check_nonnegative(x, name, "a number of tokens")
 
 
-def round_time_ms(*, draft_ms, verify_ms, overhead_ms=0):
+def round_time_ms(*, draft_ms: Scalar, verify_ms: Scalar, overhead_ms: Scalar = 0) -> Scalar:
     """T_draft + T_verify + T_overhead, validated; a round that takes no time is an error."""
     d = check_time(draft_ms, "draft_ms")
     v = check_time(verify_ms, "verify_ms")
@@ -42,7 +48,9 @@ def round_time_ms(*, draft_ms, verify_ms, overhead_ms=0):
     return total
 
 
-def tokens_per_second(expected_tokens, *, draft_ms, verify_ms, overhead_ms=0):
+def tokens_per_second(
+    expected_tokens: Scalar, *, draft_ms: Scalar, verify_ms: Scalar, overhead_ms: Scalar = 0
+) -> Scalar:
     """R = E[K] / (T_draft + T_verify + T_overhead), times in ms, result in tokens/s.
 
     Exact inputs (int / Fraction / sympy Rational) give an exact Fraction.
@@ -56,7 +64,7 @@ def tokens_per_second(expected_tokens, *, draft_ms, verify_ms, overhead_ms=0):
     )
 
 
-def baseline_tokens_per_second(ms_per_token):
+def baseline_tokens_per_second(ms_per_token: Scalar) -> Scalar:
     """Plain autoregressive decoding: one target step per token."""
     t = check_time(ms_per_token, "ms_per_token")
     if t == 0:
@@ -88,7 +96,14 @@ def _check_baseline(baseline_ms):
     return b
 
 
-def speedup_ratio(expected_tokens, *, draft_ms, verify_ms, overhead_ms=0, baseline_ms):
+def speedup_ratio(
+    expected_tokens: Scalar,
+    *,
+    draft_ms: Scalar,
+    verify_ms: Scalar,
+    overhead_ms: Scalar = 0,
+    baseline_ms: Scalar,
+) -> Scalar:
     """Speculative rate / baseline rate = E[K] · T_baseline / (T_draft + T_verify + T_overhead).
 
     Above 1 speculation pays under the assumed budget, below 1 it loses.
@@ -105,7 +120,9 @@ def speedup_ratio(expected_tokens, *, draft_ms, verify_ms, overhead_ms=0, baseli
     )
 
 
-def break_even_verify_ms(expected_tokens, *, draft_ms, overhead_ms=0, baseline_ms):
+def break_even_verify_ms(
+    expected_tokens: Scalar, *, draft_ms: Scalar, overhead_ms: Scalar = 0, baseline_ms: Scalar
+) -> Scalar:
     """The verification time at which speculation exactly matches the baseline rate.
 
     Solving E[K] / (T_d + T_v + T_o) = 1 / T_b for T_v gives T_v = E[K]·T_b − T_d − T_o.
@@ -122,14 +139,14 @@ def break_even_verify_ms(expected_tokens, *, draft_ms, overhead_ms=0, baseline_m
     return float(k) * float(b) - float(d) - float(o)
 
 
-def draft_cost_ms(gamma, *, per_token_ms):
+def draft_cost_ms(gamma: int, *, per_token_ms: Scalar) -> Scalar:
     """T_draft = γ · (cost of one draft step): the draft runs once per proposal."""
     g = check_gamma(gamma)
     c = check_time(per_token_ms, "per_token_ms")
     return g * c
 
 
-def verify_cost_ms(gamma, *, base_ms, per_position_ms=0):
+def verify_cost_ms(gamma: int, *, base_ms: Scalar, per_position_ms: Scalar = 0) -> Scalar:
     """T_verify = base + per_position · (γ + 1): one target call over γ + 1 positions.
 
     ``per_position_ms = 0`` is the optimistic "verifying γ+1 positions costs one step" model;
@@ -141,7 +158,7 @@ def verify_cost_ms(gamma, *, base_ms, per_position_ms=0):
     return b + pp * (g + 1)
 
 
-def improvement_factor(alpha, gamma, c):
+def improvement_factor(alpha: Scalar | ArrayLike, gamma: int, c: Scalar) -> Scalar | np.ndarray:
     """Leviathan et al.'s expected walltime improvement (1 − α^(γ+1)) / ((1 − α)(γc + 1)).
 
     ``c`` is the cost of one draft step relative to one target step; verification is taken to
@@ -166,7 +183,7 @@ def _gain_sign(a, cc, g):
     return a ** (g + 1) * ((1 - a) * (g * cc + 1) + cc) - cc
 
 
-def optimal_gamma(alpha, c, max_gamma=20):
+def optimal_gamma(alpha: Scalar, c: Scalar, max_gamma: int = 20) -> int:
     """The γ in 0…max_gamma with the largest :func:`improvement_factor`; ties go to the smallest.
 
     γ = 0 (plain decoding, factor 1) is a candidate, so the answer is 0 when speculating does
@@ -210,7 +227,7 @@ def optimal_gamma(alpha, c, max_gamma=20):
     return lo
 
 
-def work_account(alpha, gamma):
+def work_account(alpha: Scalar, gamma: int) -> dict[str, Scalar]:
     """Expected work per round and per output token under iid acceptance α.
 
     Per round the draft makes γ proposals and the target scores γ + 1 positions; E[K] tokens
@@ -244,8 +261,15 @@ def work_account(alpha, gamma):
 
 
 def scenario_rates(
-    alpha, gamma, *, draft_per_token_ms, verify_base_ms, verify_per_position_ms=0, overhead_ms=0, baseline_ms
-):
+    alpha: Scalar,
+    gamma: int,
+    *,
+    draft_per_token_ms: Scalar,
+    verify_base_ms: Scalar,
+    verify_per_position_ms: Scalar = 0,
+    overhead_ms: Scalar = 0,
+    baseline_ms: Scalar,
+) -> dict[str, Scalar | bool]:
     """Everything the notebook-05 widget shows, for one (α, γ) and one assumed budget.
 
     T_draft = γ·draft_per_token_ms, T_verify = verify_base_ms + verify_per_position_ms·(γ+1).
@@ -284,15 +308,15 @@ def scenario_rates(
 
 
 def speedup_map(
-    alphas,
-    gammas,
+    alphas: ArrayLike,
+    gammas: Sequence[int],
     *,
-    draft_per_token_ms,
-    verify_base_ms,
-    verify_per_position_ms=0,
-    overhead_ms=0,
-    baseline_ms,
-):
+    draft_per_token_ms: float,
+    verify_base_ms: float,
+    verify_per_position_ms: float = 0,
+    overhead_ms: float = 0,
+    baseline_ms: float,
+) -> np.ndarray:
     """Speedup ratio on a grid: array of shape (len(gammas), len(alphas)), float64.
 
     Same budget model as :func:`scenario_rates` (γ = 0 rows are plain decoding: exactly 1).

@@ -20,6 +20,7 @@ verifier is told ``q`` — equal to ``p`` exactly when ``sampled == q``.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +35,14 @@ from .distributions import (
     is_exact,
 )
 from .verify import acceptance_probabilities, correction_weights
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from .types import ArrayLike, ModelFn, Probs, Scalar
+
+    #: A one-argument transform of distributions (see :func:`make_transform`).
+    Transform = Callable[[np.ndarray], np.ndarray]
 
 #: Float slack when comparing a running sum with top_p (0.6 + 0.3 is 0.8999999999999999).
 #: Applied whenever top_p or p is a float, so exact and float inputs keep the same symbols.
@@ -74,7 +83,7 @@ def _renormalize(kept: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- the transforms
 
 
-def softmax(logits, temperature=1.0):
+def softmax(logits: ArrayLike, temperature: float = 1.0) -> np.ndarray:
     """Stable softmax of ``logits / temperature`` along the last axis (float64).
 
     ``-inf`` logits are allowed (masked symbols get probability 0); NaN, ``+inf`` and rows that
@@ -109,7 +118,7 @@ def softmax(logits, temperature=1.0):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def greedy(p):
+def greedy(p: Probs) -> np.ndarray:
     """One-hot at the most probable symbol (ties: the lower index). Exact stays exact."""
     arr, exact = _dist(p)
     first = _ranking(arr)[..., :1]
@@ -120,7 +129,7 @@ def greedy(p):
     return out
 
 
-def apply_temperature(p, temperature):
+def apply_temperature(p: Probs, temperature: Scalar) -> np.ndarray:
     """p(x)^(1/T) / Σ_y p(y)^(1/T) — the same as softmax(logits / T) when p = softmax(logits).
 
     * T = 1 returns p unchanged (exact stays exact);
@@ -156,7 +165,7 @@ def _check_k(k):
     return check_int(k, "k", 1)
 
 
-def top_k(p, k):
+def top_k(p: Probs, k: int) -> np.ndarray:
     """Keep the k most probable symbols (tie rule: lower index first — exactly k are kept, or
     fewer when the support is smaller), zero the rest, renormalize. k ≥ V is the identity."""
     arr, exact = _dist(p)
@@ -179,7 +188,7 @@ def _check_top_p(top_p):
     return v
 
 
-def top_p(p, top_p):
+def top_p(p: Probs, top_p: Scalar) -> np.ndarray:
     """Nucleus sampling: keep the shortest prefix of the ranking (highest first, ties by lower
     index) whose total mass is ≥ ``top_p``, zero the rest, renormalize.
 
@@ -209,7 +218,7 @@ def top_p(p, top_p):
     return _renormalize(kept)
 
 
-def support_size(p) -> int | np.ndarray:
+def support_size(p: Probs) -> int | np.ndarray:
     """Number of symbols with positive probability (per row)."""
     arr, _ = _dist(p)
     n = (arr > 0).sum(axis=-1)
@@ -219,7 +228,7 @@ def support_size(p) -> int | np.ndarray:
 # ---------------------------------------------------------------- named transforms
 
 
-def make_transform(kind: str, value=None):
+def make_transform(kind: str, value: Scalar | None = None) -> Transform:
     """A one-argument transform by name: ("none"), ("temperature", T), ("top_k", k),
     ("top_p", p), ("greedy"). Validated now, so a bad value fails here and not later."""
     if kind == "none":
@@ -241,7 +250,7 @@ def make_transform(kind: str, value=None):
 # ---------------------------------------------------------------- verification with transforms
 
 
-def verified_output(p, q, sampled=None):
+def verified_output(p: Probs, q: Probs, sampled: Probs | None = None) -> np.ndarray:
     """Law of the token emitted at one verified position when the proposal is drawn from
     ``sampled`` but the verifier is told the draft distribution ``q`` (and the target ``p``):
 
@@ -279,7 +288,7 @@ def verified_output(p, q, sampled=None):
     return acc + np.maximum(rejected, 0.0) * pos / safe
 
 
-def one_position_acceptance(p, q, sampled=None):
+def one_position_acceptance(p: Probs, q: Probs, sampled: Probs | None = None) -> Scalar | np.ndarray:
     """Σ_x sampled(x)·min(1, p(x)/q(x)): how often the proposal is accepted (α when honest)."""
     out = verified_output(p, q, sampled)  # validates
     exact = out.dtype == object
@@ -300,7 +309,9 @@ SETUPS = {
 }
 
 
-def setup_distributions(setup: str, p_raw, q_raw, transform):
+def setup_distributions(
+    setup: str, p_raw: Probs, q_raw: Probs, transform: Transform
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(p used by the verifier, q reported, q actually sampled, intended law) for a setup.
 
     ``transform`` is a one-argument function (see :func:`make_transform`); the intended law is
@@ -329,7 +340,9 @@ def _pair(p, q):
     return check_pair(p, q, ("p_raw", "q_raw"))
 
 
-def setup_output(setup: str, p_raw, q_raw, transform):
+def setup_output(
+    setup: str, p_raw: Probs, q_raw: Probs, transform: Transform
+) -> tuple[np.ndarray, np.ndarray]:
     """(output law at a verified position, intended law) for a setup — see :data:`SETUPS`."""
     p_used, q_rep, q_smp, intended = setup_distributions(setup, p_raw, q_raw, transform)
     return verified_output(p_used, q_rep, q_smp), intended
@@ -370,7 +383,7 @@ class TransformedModel:
         return f"TransformedModel({self.name!r})"
 
 
-def transformed(model, fn, name=None) -> TransformedModel:
+def transformed(model: ModelFn, fn: Transform, name: str | None = None) -> TransformedModel:
     """Wrap a model (prefix → probabilities) so it returns ``fn`` of its output."""
     return TransformedModel(model, fn, name)
 
@@ -389,7 +402,9 @@ class MisreportingDraft:
     def __call__(self, prefix):
         return np.asarray(self.reported(tuple(prefix)), dtype=np.float64)
 
-    def propose(self, prefix, gamma, rng):
+    def propose(
+        self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
+    ) -> tuple[tuple[int, ...], np.ndarray]:
         toks, rows = [], []
         ctx = tuple(prefix)
         for _ in range(gamma):
@@ -401,7 +416,9 @@ class MisreportingDraft:
         return tuple(toks), np.stack(rows)
 
 
-def setup_models(setup: str, target, draft, fn):
+def setup_models(
+    setup: str, target: ModelFn, draft: ModelFn, fn: Transform
+) -> tuple[ModelFn, ModelFn, ModelFn]:
     """(target model, draft model, intended model) for a setup on whole sequences, ready for
     :func:`specdec_core.speculative_generate`; the intended model is ``fn`` applied to the target."""
     if setup not in SETUPS:

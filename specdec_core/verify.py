@@ -16,10 +16,14 @@ inputs (Fraction / sympy Rational / int) give exact ``Fraction`` arrays; floats 
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .distributions import check_pair, check_weights, is_exact
+
+if TYPE_CHECKING:
+    from .types import Probs, Scalar
 
 #: The correction rules, the one tuple of names: the samplers, the simulator, the replay and
 #: the "wrong corrections" lab all use it. Only "residual" is correct; the others are the classic
@@ -31,7 +35,7 @@ CORRECTION_RULES = ("residual", "draft", "target", "uniform", "unnormalized")
 SAMPLEABLE_RULES = tuple(r for r in CORRECTION_RULES if r != "unnormalized")
 
 
-def check_rule(rule, name: str = "correction", *, sampleable: bool = True) -> str:
+def check_rule(rule: object, name: str = "correction", *, sampleable: bool = True) -> str:
     """A correction rule's name, from :data:`SAMPLEABLE_RULES` (or :data:`CORRECTION_RULES`)."""
     allowed = SAMPLEABLE_RULES if sampleable else CORRECTION_RULES
     if not isinstance(rule, str) or rule not in allowed:
@@ -39,7 +43,9 @@ def check_rule(rule, name: str = "correction", *, sampleable: bool = True) -> st
     return rule
 
 
-def correction_weights(p, q, rule: str = "residual", *, out=None):
+def correction_weights(
+    p: np.ndarray, q: np.ndarray, rule: str = "residual", *, out: np.ndarray | None = None
+) -> np.ndarray:
     """The one implementation of the correction rules: the (unnormalized) weights a rejected
     proposal is replaced from, along the last axis of already validated arrays (float64, or
     object arrays of Fractions) of the same shape.
@@ -91,7 +97,7 @@ def _positive_part(d):
     return np.vectorize(lambda v: v if v > 0 else Fraction(0), otypes=[object])(d)
 
 
-def acceptance_probabilities(p, q):
+def acceptance_probabilities(p: Probs, q: Probs) -> np.ndarray:
     """a(x) = min(1, p(x)/q(x)): the chance the target keeps a proposed symbol x.
 
     Where q(x) = 0 the draft can never propose x, so a(x) is never used; we return **1**
@@ -109,13 +115,13 @@ def acceptance_probabilities(p, q):
     return np.minimum(out, 1.0)
 
 
-def accepted_mass(p, q):
+def accepted_mass(p: Probs, q: Probs) -> np.ndarray:
     """min(p(x), q(x)) per symbol: the probability that x is proposed *and* accepted."""
     pa, qa, _ = check_pair(p, q)
     return _minimum(pa, qa)
 
 
-def acceptance_probability(p, q):
+def acceptance_probability(p: Probs, q: Probs) -> Scalar | np.ndarray:
     """The acceptance probability α = Σₓ min(p(x), q(x)): the chance one proposal is accepted
     (1 − total variation). Not the share of proposals accepted over a run (that falls with γ)."""
     pa, qa, _ = check_pair(p, q)
@@ -127,13 +133,13 @@ def acceptance_probability(p, q):
 acceptance_rate = acceptance_probability
 
 
-def rejection_probability(p, q):
+def rejection_probability(p: Probs, q: Probs) -> Scalar | np.ndarray:
     """1 − α = Σₓ max(p(x) − q(x), 0): the mass the correction has to supply."""
     pa, qa, _ = check_pair(p, q)
     return _positive_part(pa - qa).sum(axis=-1)
 
 
-def residual_distribution(p, q):
+def residual_distribution(p: Probs, q: Probs) -> np.ndarray:
     """r(x) = max(p(x) − q(x), 0) / Σ_y max(p(y) − q(y), 0): where corrections come from.
 
     Raises ``ValueError`` when the denominator is 0, i.e. p = q: then no proposal is ever
@@ -150,7 +156,7 @@ def residual_distribution(p, q):
     return pos / total
 
 
-def output_distribution(p, q):
+def output_distribution(p: Probs, q: Probs) -> np.ndarray:
     """The law of the emitted symbol: accepted mass + (1 − α) · residual. Equals p.
 
     When α = 1 (p = q) there is no rejection and the output is just the accepted mass.
@@ -158,7 +164,7 @@ def output_distribution(p, q):
     return output_distribution_with(p, q, "residual")
 
 
-def correction_distribution(p, q, rule: str = "residual"):
+def correction_distribution(p: Probs, q: Probs, rule: str = "residual") -> np.ndarray:
     """The distribution a rejected proposal is replaced from, under a named rule.
 
     "residual" is strict speculative sampling (the only correct rule). The others are the
@@ -176,7 +182,7 @@ def correction_distribution(p, q, rule: str = "residual"):
     return w / w.sum(axis=-1, keepdims=True)
 
 
-def output_distribution_with(p, q, rule: str = "residual"):
+def output_distribution_with(p: Probs, q: Probs, rule: str = "residual") -> np.ndarray:
     """Output law when rejections are corrected by ``rule``: min(p, q) + (1 − α) · correction.
 
     With "residual" this is p; every other rule gives something else (for "unnormalized" the
@@ -192,7 +198,7 @@ def output_distribution_with(p, q, rule: str = "residual"):
     return acc + rejected * w
 
 
-def total_variation(p, q):
+def total_variation(p: Probs, q: Probs) -> Scalar | np.ndarray:
     """TV distance ½ Σ |p − q| along the last axis (= 1 − α for two distributions), one value
     per row. Either argument may be any non-negative, finite vector of the same shape (so an
     unnormalized 'output' can be compared); both are validated. Exact inputs (of any shape)
