@@ -14,8 +14,9 @@ import numpy as np
 
 from ..counts import expected_output_count
 from ..measured.capstone import PLAIN, Capstone, Config, Run
-from ..measured.records import Paired, Spread
+from ..measured.records import Spread
 from ..measured.studies import FeatureStudy, PassCost, RoundingStudy
+from ..repeats import PairedRatio
 from .predict import break_even_alpha
 
 DRAFTS = {
@@ -51,7 +52,7 @@ def fmt_spread(s: Spread, prefix: str = "", unit: str = "") -> str:
     return f"{prefix}{s.median:.{d}f}{unit} ({s.min:.{d}f}–{s.max:.{d}f})"
 
 
-def fmt_interval(p: Paired) -> str:
+def fmt_interval(p: PairedRatio) -> str:
     """×ratio (low–high) of a stored paired ratio, digits from the interval's width."""
     if p.n < 2 or not math.isfinite(p.low):
         return f"×{p.ratio:.2f} (n = 1)"

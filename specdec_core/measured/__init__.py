@@ -16,7 +16,7 @@ from .capstone import (
     write_capstone,
 )
 from .machine import Machine, cpu_name, vm_hwm_mib
-from .records import CostCurve, Paired, Spread
+from .records import CostCurve, Spread
 from .store import RESULTS_DIR, read_stored, results_path, write_stored
 from .studies import FeatureStudy, HardwareRun, PassCost, RoundingStudy
 
@@ -26,7 +26,6 @@ __all__ = [
     "Config",
     "CostCurve",
     "Machine",
-    "Paired",
     "Run",
     "Spread",
     "FeatureStudy",

@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..repeats import PairedRatio
 from .machine import Machine
-from .records import CostCurve, Paired, Spread, from_json, to_json
+from .records import CostCurve, Spread, from_json, to_json
 from .store import read_json, results_path, write_json
 
 __all__ = [
@@ -59,8 +60,12 @@ class Config:
         return f"{self.workload} T={self.temperature:g} {self.draft}{g}"
 
 
+#: The keys of a configuration in a JSON object that also holds a record's fields.
+_CONFIG_KEYS = ("workload", "temperature", "draft", "gamma")
+
+
 def _key(d: dict) -> Config:
-    return Config(d["workload"], d["temperature"], d["draft"], d["gamma"])
+    return Config(*(d[k] for k in _CONFIG_KEYS))
 
 
 @dataclass(frozen=True)
@@ -102,7 +107,7 @@ class Run:
     e2e_tokens_per_s: Spread
     speedup_decode: Spread
     speedup_e2e: Spread
-    speedup_paired: Paired
+    speedup_paired: PairedRatio
     prefill_ms: Spread
     alpha: Spread
     mean_k: Spread
@@ -120,29 +125,8 @@ class Run:
 
     @classmethod
     def from_json(cls, d: dict) -> Run:
-        body = {k: v for k, v in d.items() if k not in ("workload", "temperature", "draft", "gamma")}
-        body["accept_by_pos"] = [tuple(x) for x in body.get("accept_by_pos", ())]
-        r = from_json(_RunBody, body, f"run {_key(d).label}")
-        return cls(_key(d), **{f: getattr(r, f) for f in _RunBody.__dataclass_fields__})
-
-
-@dataclass(frozen=True)
-class _RunBody:
-    decode_tokens_per_s: Spread
-    e2e_tokens_per_s: Spread
-    speedup_decode: Spread
-    speedup_e2e: Spread
-    speedup_paired: Paired
-    prefill_ms: Spread
-    alpha: Spread
-    mean_k: Spread
-    n_tokens: int
-    per_round_ms: RoundMs
-    k_hist: tuple[int, ...]
-    accept_by_pos: tuple
-    greedy_equal: tuple[bool, ...] | None = None
-    predicted_tokens_per_s: float | None = None
-    prediction_error: float | None = None
+        key = _key(d)
+        return from_json(cls, d, f"run {key.label}", given={"config": key}, ignore=_CONFIG_KEYS)
 
 
 @dataclass(frozen=True)
@@ -415,8 +399,8 @@ def _dump(c: Capstone) -> dict:
 
 
 def _pred(d: dict) -> tuple[Config, Prediction]:
-    body = {k: v for k, v in d.items() if k not in ("workload", "temperature", "draft", "gamma")}
-    return _key(d), from_json(Prediction, body, f"prediction {_key(d).label}")
+    key = _key(d)
+    return key, from_json(Prediction, d, f"prediction {key.label}", ignore=_CONFIG_KEYS)
 
 
 def _load(d: dict) -> Capstone:

@@ -1,5 +1,6 @@
-"""Small typed records shared by every results file: a spread of repeats, a cost curve, a paired
-ratio, and the generic JSON form of a flat record (real ints and floats, never string keys)."""
+"""Small typed records shared by every results file: a spread of repeats, a cost curve, and the
+generic JSON form of a flat record (real ints and floats, never string keys). A paired ratio is
+stored as :class:`specdec_core.repeats.PairedRatio`, the record its computation returns."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import dataclasses
 import typing
 from dataclasses import dataclass
 
-__all__ = ["CostCurve", "Paired", "Spread", "from_json", "to_json"]
+__all__ = ["CostCurve", "Spread", "from_json", "to_json"]
 
 
 @dataclass(frozen=True)
@@ -18,18 +19,6 @@ class Spread:
     min: float
     max: float
     n: int = 0
-
-
-@dataclass(frozen=True)
-class Paired:
-    """Geometric mean of paired ratios with its interval (:func:`specdec_core.repeats.paired_ratio`)."""
-
-    ratio: float
-    low: float
-    high: float
-    n: int
-    sd_log: float
-    level: float
 
 
 @dataclass(frozen=True)
@@ -131,19 +120,24 @@ def _convert(tp, v, where):
     return v
 
 
-def from_json(cls, d: dict, where: str = ""):
+def from_json(cls, d: dict, where: str = "", *, given: dict | None = None, ignore: tuple[str, ...] = ()):
     """A record of type ``cls`` from its JSON form: nested records, tuples, real floats and
-    ints; raises ValueError naming a missing or mistyped field (extra fields are refused too)."""
+    ints; raises ValueError naming a missing or mistyped field (extra fields are refused too).
+    ``given`` holds fields the caller has built already (their keys in ``d`` are not read);
+    ``ignore`` names keys of ``d`` that are not fields (the caller reads them)."""
     where = where or cls.__name__
     if not isinstance(d, dict):
         raise ValueError(f"{where} must be a JSON object, got {type(d).__name__}")
+    given = dict(given or {})
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
-    extra = set(d) - names
-    if extra:
-        raise ValueError(f"{where}: unknown fields {sorted(extra)}")
-    kw = {}
+    extra = set(d) - names - set(ignore)
+    if extra or set(given) - names:
+        raise ValueError(f"{where}: unknown fields {sorted(extra | (set(given) - names))}")
+    kw = dict(given)
     for f in dataclasses.fields(cls):
+        if f.name in given:
+            continue
         if f.name not in d:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise ValueError(f"{where} lacks {f.name!r}")

@@ -231,24 +231,11 @@ class PassGoals:
 
     @classmethod
     def from_json(cls, d: dict) -> PassGoals:
-        body = {k: v for k, v in d.items() if k not in ("prediction_error", "lines")}
-        g = from_json(_GoalRatios, body, "passcost.json goals")
         errs = {
             k: _ints(v, float, "passcost.json prediction_error") for k, v in d["prediction_error"].items()
         }
-        return cls(
-            **{f.name: getattr(g, f.name) for f in fields(g)}, prediction_error=errs, lines=tuple(d["lines"])
-        )
-
-
-@dataclass(frozen=True)
-class _GoalRatios:
-    products_8_over_1: float | None = None
-    forward_8_over_1: float | None = None
-    products_4_over_1: float | None = None
-    forward_4_over_1: float | None = None
-    one_row_over_floor: float | None = None
-    prefill128_new_over_old: float | None = None
+        given = {"prediction_error": errs, "lines": tuple(d["lines"])}
+        return from_json(cls, d, "passcost.json goals", given=given)
 
 
 @dataclass(frozen=True)
@@ -426,12 +413,19 @@ class FeatureStudy(_Study):
 
 @dataclass(frozen=True)
 class Generation:
-    """One prompt's greedy generation, speculative against plain: identical, or where it diverged."""
+    """One prompt's greedy generation, speculative against plain: identical, or where it diverged
+    and the top-2 logit gap there, computed one position at a time and in blocks."""
 
     prompt: str
     tokens: int
     identical: bool
     first_divergence: int | None = None
+    gap_one_at_a_time: float | None = None
+    gap_in_blocks: float | None = None
+
+    def to_json(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {k: v for k, v in d.items() if v is not None or not k.startswith("gap_")}
 
 
 @dataclass(frozen=True)
@@ -493,20 +487,6 @@ class RoundingStudy(_Study):
 
     @classmethod
     def from_json(cls, d: dict) -> RoundingStudy:
-        body = {k: v for k, v in d.items() if k not in ("schema", "machine")}
-        body["teacher_forcing"] = [_dashed(x) for x in body["teacher_forcing"]]
-        r = from_json(_RoundingBody, body, "rounding.json")
-        return cls(Machine.from_dict(d["machine"]), **{f.name: getattr(r, f.name) for f in fields(r)})
-
-
-@dataclass(frozen=True)
-class _RoundingBody:
-    quick: bool
-    tokens_per_prompt: int
-    gamma: int
-    block: int
-    threads: int
-    generations: tuple[Generation, ...]
-    teacher_forcing: tuple[TeacherForcing, ...]
-    summary: RoundingSummary
-    seconds: float
+        body = {**d, "teacher_forcing": [_dashed(x) for x in d["teacher_forcing"]]}
+        given = {"machine": Machine.from_dict(d["machine"])}
+        return from_json(cls, body, "rounding.json", given=given, ignore=("schema",))
