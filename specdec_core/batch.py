@@ -25,10 +25,15 @@ upstream (it still refuses a drafted token with q = 0 and a row with no mass to 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .distributions import SUM_TOL, as_rectangular, check_distribution, check_rng
 from .verify import check_rule, correction_weights
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 #: What :func:`verify_batch` validates: the rows the round uses, every row, or nothing.
 CHECKS = ("used", "all", "none")
@@ -41,7 +46,15 @@ BLOCK = 512
 LONG_ROW = 1024
 
 
-def verify_batch(target_probs, draft_probs, draft_tokens, rng, *, check: str = "used", correction="residual"):
+def verify_batch(
+    target_probs: ArrayLike,
+    draft_probs: ArrayLike,
+    draft_tokens: ArrayLike,
+    rng: np.random.Generator,
+    *,
+    check: str = "used",
+    correction: str = "residual",
+) -> tuple[np.ndarray, np.ndarray]:
     """One verification round for B sequences at once, vectorized.
 
     target_probs (B, γ+1, V), draft_probs (B, γ, V), draft_tokens (B, γ) →
@@ -284,7 +297,7 @@ def _row_block_sums(row, block, out):
 # ---------------------------------------------------------------- batched inverse CDF
 
 
-def block_sums(W, block=BLOCK):
+def block_sums(W: np.ndarray, block: int = BLOCK) -> np.ndarray:
     """Sums of consecutive blocks of ``block`` columns of a (B, V) array, returned in float64
     (the last block may be shorter). Each block is summed in W's own dtype (pairwise, so a
     float32 block of 512 is off by ~1e-7 relative at most; casting on the fly costs ~6x)."""
@@ -348,7 +361,9 @@ def _pick_in_blocks(wb, rest):
     return np.minimum(j, last_pos)
 
 
-def sample_rows(weights, u, block=BLOCK, blocks=None):
+def sample_rows(
+    weights: ArrayLike, u: ArrayLike, block: int = BLOCK, blocks: np.ndarray | None = None
+) -> np.ndarray:
     """One draw per row of a (B, V) array of non-negative weights (rows need not be normalized),
     by inverse CDF with the uniforms ``u`` (B,): the batched form of
     :func:`specdec_core.distributions.inverse_cdf`. Two-level search: cumulative sums of blocks

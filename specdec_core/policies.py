@@ -32,8 +32,17 @@ Pure layer: numpy and fractions.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from .distributions import check_gamma, check_int, check_probability
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy as np
+
+    from .sampling import RoundRecord
+    from .types import Draft, ExactModel, GammaPolicy, ModelFn
 
 
 class FixedGamma:
@@ -42,7 +51,7 @@ class FixedGamma:
     def __init__(self, gamma: int):
         self.gamma = check_gamma(gamma)
 
-    def next_gamma(self, records, prefix=()) -> int:
+    def next_gamma(self, records: Sequence[RoundRecord], prefix: Sequence[int] = ()) -> int:
         return self.gamma
 
     def __repr__(self):
@@ -58,7 +67,7 @@ class PrefixGamma:
             raise ValueError("rule must be callable: prefix -> gamma")
         self.rule, self.name = rule, name
 
-    def next_gamma(self, records, prefix=()) -> int:
+    def next_gamma(self, records: Sequence[RoundRecord], prefix: Sequence[int] = ()) -> int:
         return check_gamma(self.rule(tuple(prefix)), f"{self.name}(prefix)")
 
     def __repr__(self):
@@ -77,7 +86,7 @@ class GrowShrink:
         self.grow = check_int(grow, "grow", 0)
         self.shrink = check_int(shrink, "shrink", 0)
 
-    def next_gamma(self, records, prefix=()) -> int:
+    def next_gamma(self, records: Sequence[RoundRecord], prefix: Sequence[int] = ()) -> int:
         if not records:
             return self.start
         last = records[-1]
@@ -98,17 +107,17 @@ class ConfidenceStop:
         self.max_gamma = check_gamma(max_gamma, "max_gamma")
         self.threshold = check_probability(threshold, "threshold", scalar=True)
 
-    def next_gamma(self, records, prefix=()) -> int:
+    def next_gamma(self, records: Sequence[RoundRecord], prefix: Sequence[int] = ()) -> int:
         return self.max_gamma
 
-    def keep_drafting(self, q_row, token) -> bool:
+    def keep_drafting(self, q_row: np.ndarray, token: int) -> bool:
         return q_row[token] >= self.threshold
 
     def __repr__(self):
         return f"ConfidenceStop(max_gamma={self.max_gamma}, threshold={self.threshold})"
 
 
-def as_policy(gamma):
+def as_policy(gamma: int | GammaPolicy) -> GammaPolicy:
     """``gamma``: a non-negative int (→ :class:`FixedGamma`) or a policy offering a callable
     ``next_gamma(records, prefix)`` (and optionally ``keep_drafting(q_row, token)``)."""
     if callable(getattr(gamma, "next_gamma", None)):
@@ -123,7 +132,9 @@ def as_policy(gamma):
     return FixedGamma(check_gamma(gamma))
 
 
-def peeking_round_law(target, draft, start, gamma) -> dict:
+def peeking_round_law(
+    target: ExactModel, draft: ExactModel, start: Sequence[int], gamma: int
+) -> dict[tuple[int, ...], Fraction]:
     """The exact law of one round of a rule that *peeks at the target's verdict*: run the round
     with γ proposals, but when the first proposal is rejected, throw the round away and draw one
     token from p instead (γ = 0: "fall back to plain sampling when the draft was wrong").
@@ -144,7 +155,9 @@ def peeking_round_law(target, draft, start, gamma) -> dict:
     return out
 
 
-def peeking_sequence_law(target, draft, prefix=(), length=3, gamma=2) -> dict:
+def peeking_sequence_law(
+    target: ExactModel, draft: ExactModel, prefix: Sequence[int] = (), length: int = 3, gamma: int = 2
+) -> dict[tuple[int, ...], Fraction]:
     """Exact law of ``length`` tokens from rounds of :func:`peeking_round_law` (γ_eff = min(γ,
     remaining − 1), as ``speculative_generate`` runs them)."""
     from .processors import chain_round_laws
@@ -152,7 +165,15 @@ def peeking_sequence_law(target, draft, prefix=(), length=3, gamma=2) -> dict:
     return chain_round_laws(peeking_round_law, target, draft, prefix, length, gamma)
 
 
-def peeking_generate(target, draft, prefix, *, gamma, max_new_tokens, rng) -> tuple:
+def peeking_generate(
+    target: ModelFn,
+    draft: Draft,
+    prefix: Sequence[int],
+    *,
+    gamma: int,
+    max_new_tokens: int,
+    rng: np.random.Generator,
+) -> tuple[int, ...]:
     """A deliberately *wrong* sampler for teaching and tests: rounds of γ proposals, but a round
     whose first proposal is rejected is replaced by one plain draw from p (the round's γ chosen
     after seeing the target's verdict). Returns the tokens. Its law: :func:`peeking_sequence_law`."""

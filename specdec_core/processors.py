@@ -22,6 +22,7 @@ Pure layer: numpy and fractions.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 
@@ -33,6 +34,20 @@ from .distributions import (
     check_positive,
     inverse_cdf,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Hashable, Iterable, Sequence
+
+    from .types import ExactModel
+
+    #: A row of probabilities: a float array, or a list/array of exact values.
+    Row = Sequence[Fraction] | np.ndarray
+    #: A logits processor in probability space: (prefix, row) -> processed row.
+    Processor = Callable[[tuple[int, ...], Row], Row]
+    #: A model the exact laws can enumerate: exact rows (``.exact``) or a round's rows (``.round_row``).
+    LawModel: TypeAlias = "ExactModel | StaleProcessed"
+    #: An exact law of emitted token sequences.
+    Law = dict[tuple[int, ...], Fraction]
 
 
 def _normalized(w, exact):
@@ -69,7 +84,7 @@ class Grammar:
             raise ValueError("transitions must be a non-empty dict {(state, token): state}")
         self.start, self.transitions, self.name = start, dict(transitions), name
 
-    def state(self, prefix):
+    def state(self, prefix: Sequence[int]) -> Hashable:
         s = self.start
         for t in prefix:
             if (s, t) not in self.transitions:
@@ -77,7 +92,7 @@ class Grammar:
             s = self.transitions[(s, t)]
         return s
 
-    def allowed(self, prefix, vocab: int) -> tuple:
+    def allowed(self, prefix: Sequence[int], vocab: int) -> tuple[int, ...]:
         s = self.state(prefix)
         return tuple(t for t in range(vocab) if (s, t) in self.transitions)
 
@@ -102,7 +117,7 @@ def at_most_once(token: int, vocab: int) -> Grammar:
     return Grammar(0, tr, f"token {token} at most once")
 
 
-def process(row, prefix, processors):
+def process(row: Row, prefix: Sequence[int], processors: Iterable[Processor]) -> Row:
     """``row`` after each processor in turn, every one evaluated at ``prefix``."""
     for f in processors:
         row = f(tuple(prefix), row)
@@ -128,15 +143,15 @@ class ProcessedModel:
         row = check_model_rows(self.model(tuple(prefix)), self.name)
         return np.asarray(process(row, prefix, self.processors), dtype=np.float64)
 
-    def exact(self, prefix):
+    def exact(self, prefix: Sequence[int]) -> Row:
         return process(self.model.exact(tuple(prefix)), prefix, self.processors)
 
-    def round_row(self, start, continuation):
+    def round_row(self, start: Sequence[int], continuation: Sequence[int]) -> Row:
         """The exact row used at position ``continuation`` of a round that started at ``start``."""
         return self.exact(tuple(start) + tuple(continuation))
 
 
-def processed(model, *processors) -> ProcessedModel:
+def processed(model: ExactModel, *processors: Processor) -> ProcessedModel:
     """Wrap ``model`` so every row is processed with the prefix it was asked for (the right way)."""
     return ProcessedModel(model, processors)
 
@@ -152,7 +167,7 @@ class StaleProcessed:
         self.name = name or f"stale-processed {getattr(model, 'name', 'model')}"
         self.vocab_size = getattr(model, "vocab_size", None)
 
-    def round_row(self, start, continuation):
+    def round_row(self, start: Sequence[int], continuation: Sequence[int]) -> Row:
         raw = self.model.exact(tuple(start) + tuple(continuation))
         return process(raw, start, self.processors)
 
@@ -160,11 +175,13 @@ class StaleProcessed:
         raw = check_model_rows(self.model(tuple(start) + tuple(continuation)), self.name)
         return np.asarray(process(raw, start, self.processors), dtype=np.float64)
 
-    def score(self, prefix, continuation):
+    def score(self, prefix: Sequence[int], continuation: Sequence[int]) -> np.ndarray:
         c = tuple(continuation)
         return np.stack([self._row(prefix, c[:i]) for i in range(len(c) + 1)])
 
-    def propose(self, prefix, gamma, rng):
+    def propose(
+        self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
+    ) -> tuple[tuple[int, ...], np.ndarray]:
         toks, rows = [], []
         for _ in range(gamma):
             row = self._row(prefix, toks)
@@ -183,7 +200,7 @@ def _round_row(model, start, continuation, name):
     return list(check_distribution(row, f"{name} row", exact=True))
 
 
-def round_output_law(target, draft, start, gamma) -> dict:
+def round_output_law(target: LawModel, draft: LawModel, start: Sequence[int], gamma: int) -> Law:
     """Exact law of what one round from ``start`` produces ({tokens: probability}), with rows
     that may depend on the round's start (``round_row``) — the strict rule, unnormalized
     residual mass 1 − α at a rejection."""
@@ -212,7 +229,14 @@ def round_output_law(target, draft, start, gamma) -> dict:
     return law
 
 
-def chain_round_laws(round_law, target, draft, prefix=(), length=3, gamma=2) -> dict:
+def chain_round_laws(
+    round_law: Callable[[LawModel, LawModel, tuple[int, ...], int], Law],
+    target: LawModel,
+    draft: LawModel,
+    prefix: Sequence[int] = (),
+    length: int = 3,
+    gamma: int = 2,
+) -> Law:
     """Exact law ({tokens: Fraction}) of ``length`` tokens emitted by rounds whose own exact law
     is ``round_law(target, draft, prefix, γ_eff)`` ({emitted tokens: Fraction}), with
     γ_eff = min(γ, remaining − 1) as ``speculative_generate`` runs them (the one composition of a
@@ -232,7 +256,9 @@ def chain_round_laws(round_law, target, draft, prefix=(), length=3, gamma=2) -> 
     return law
 
 
-def speculative_sequence_law(target, draft, prefix=(), length=3, gamma=2) -> dict:
+def speculative_sequence_law(
+    target: LawModel, draft: LawModel, prefix: Sequence[int] = (), length: int = 3, gamma: int = 2
+) -> Law:
     """Exact law of ``speculative_generate(target, draft, prefix, gamma=γ, max_new_tokens=length)``
     ({tokens: Fraction}): rounds with γ_eff = min(γ, remaining − 1), as the sampler runs them,
     for exact models whose rows may depend on the round's start (:class:`StaleProcessed`)."""

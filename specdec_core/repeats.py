@@ -19,10 +19,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .distributions import check_int, check_nonnegative, check_positive, check_rng, check_sequence
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def _positive_list(xs, name) -> np.ndarray:
@@ -53,7 +57,7 @@ class PairedRatio:
         return f"×{self.ratio:.2f} ({100 * self.level:.0f}% interval ×{self.low:.2f}–×{self.high:.2f}, n = {self.n})"
 
 
-def paired_ratio(numer, denom, level: float = 0.95) -> PairedRatio:
+def paired_ratio(numer: Sequence[float], denom: Sequence[float], level: float = 0.95) -> PairedRatio:
     """Interval (1) for the ratio numer/denom from paired repeats (same length, same order)."""
     a, b = _positive_list(numer, "numer"), _positive_list(denom, "denom")
     if len(a) != len(b) or len(a) == 0:
@@ -73,7 +77,7 @@ def paired_ratio(numer, denom, level: float = 0.95) -> PairedRatio:
     return PairedRatio(math.exp(m), math.exp(m - h), math.exp(m + h), n, sd, lv)
 
 
-def repeats_needed(sd_log, precision, level: float = 0.95, max_n: int = 10_000) -> int:
+def repeats_needed(sd_log: float, precision: float, level: float = 0.95, max_n: int = 10_000) -> int:
     """The smallest n whose interval (1) has half-width ≤ log(1 + precision) on the log scale
     (e.g. precision 0.05: ±5 %), for a spread ``sd_log`` of the paired log-ratios."""
     sd_log = float(check_nonnegative(sd_log, "sd_log", "a finite number >= 0"))
@@ -89,7 +93,7 @@ def repeats_needed(sd_log, precision, level: float = 0.95, max_n: int = 10_000) 
     raise ValueError(f"more than max_n = {max_n} repeats needed")
 
 
-def max_of_noisy_ratios(k: int, reps: int, sd_log: float, *, sims: int, rng) -> float:
+def max_of_noisy_ratios(k: int, reps: int, sd_log: float, *, sims: int, rng: np.random.Generator) -> float:
     """Simulated: the mean, over ``sims`` experiments, of the largest of ``k`` measured ratios,
     each the geometric mean of ``reps`` paired repeats with log-spread ``sd_log``, when every
     configuration's true ratio is exactly 1. Above 1 is pure selection bias."""

@@ -12,11 +12,15 @@ draws from them. Pure layer: numpy only.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .distributions import check_int, check_pair, check_rng, check_weights, inverse_cdf
 from .verify import acceptance_probabilities, check_rule, correction_distribution
+
+if TYPE_CHECKING:
+    from .types import Probs
 
 
 def _trials(n) -> int:
@@ -61,7 +65,9 @@ class PositionSimulation:
         return np.bincount(self.emitted, minlength=self.n_symbols) / self.n
 
 
-def simulate_position(p, q, n, rng, rule: str = "residual") -> PositionSimulation:
+def simulate_position(
+    p: Probs, q: Probs, n: int, rng: np.random.Generator, rule: str = "residual"
+) -> PositionSimulation:
     """Run ``n`` single-position trials of propose → accept/reject → correct.
 
     Draw order (fixed, so seeds are reproducible): n proposals, then n acceptance uniforms, then
@@ -89,7 +95,7 @@ def simulate_position(p, q, n, rng, rule: str = "residual") -> PositionSimulatio
     return PositionSimulation(proposals, u, accepted, emitted, int(pa.shape[0]), rule)
 
 
-def max_abs_gap(empirical, exact) -> float:
+def max_abs_gap(empirical: Probs, exact: Probs) -> float:
     """max |empirical − exact| over the symbols, as a float."""
     e = np.asarray(check_weights(empirical, "empirical"), dtype=np.float64)
     x = np.asarray(check_weights(exact, "exact"), dtype=np.float64)
@@ -98,7 +104,7 @@ def max_abs_gap(empirical, exact) -> float:
     return float(np.max(np.abs(e - x)))
 
 
-def binomial_standard_errors(probs, n) -> np.ndarray:
+def binomial_standard_errors(probs: Probs, n: int) -> np.ndarray:
     """sqrt(π(1 − π)/n) per symbol: the sampling noise of a frequency estimating π from n trials."""
     n = _trials(n)
     pr = np.asarray(check_weights(probs, "probs"), dtype=np.float64)
@@ -107,7 +113,7 @@ def binomial_standard_errors(probs, n) -> np.ndarray:
     return np.sqrt(pr * (1 - pr) / n)
 
 
-def z_scores(empirical, exact, n) -> np.ndarray:
+def z_scores(empirical: Probs, exact: Probs, n: int) -> np.ndarray:
     """(empirical − exact) / standard error per symbol, rounded to 1 decimal for printing.
 
     Where the standard error is 0 (exact probability 0 or 1) the frequency cannot vary: the

@@ -13,6 +13,8 @@ the boolean results of sympy's checks, so tests can assert the derivation really
 
 from __future__ import annotations
 
+from typing import Any
+
 import sympy as sp
 
 from .distributions import check_int
@@ -25,7 +27,7 @@ def _check_n(n):
     return n
 
 
-def distribution_symbols(n: int):
+def distribution_symbols(n: int) -> tuple[tuple[sp.Symbol, ...], tuple[sp.Symbol, ...]]:
     """Non-negative symbols p₁…pₙ and q₁…qₙ."""
     n = _check_n(n)
     p = sp.symbols(f"p1:{n + 1}", nonnegative=True)
@@ -38,7 +40,7 @@ def _via_abs(expr):
     return sp.expand(expr.rewrite(sp.Abs))
 
 
-def derive_per_symbol_identity():
+def derive_per_symbol_identity() -> dict[str, Any]:
     """min(p, q) + max(p − q, 0) = p for one symbol."""
     p, q = sp.symbols("p q", nonnegative=True)
     lhs = sp.Min(p, q) + sp.Max(p - q, 0)
@@ -46,7 +48,7 @@ def derive_per_symbol_identity():
     return {"lhs": lhs, "rewritten": rewritten, "rhs": p, "holds": sp.simplify(rewritten - p) == 0}
 
 
-def derive_output_equals_target(n: int):
+def derive_output_equals_target(n: int) -> dict[str, Any]:
     """For n symbols with Σp = Σq = 1: Σ max(p−q,0) = 1 − α, and the output law is p.
 
     Returns the expressions and ``holds`` (a list of per-symbol checks, all True) plus
@@ -79,7 +81,7 @@ def derive_output_equals_target(n: int):
     }
 
 
-def derive_expected_count():
+def derive_expected_count() -> dict[str, Any]:
     """E[K] = Σ_{j=0..γ} α^j in closed form, its α → 1 limit, and ΣP(K=k) = 1."""
     alpha = sp.Symbol("alpha", nonnegative=True)
     gamma = sp.Symbol("gamma", integer=True, nonnegative=True)
@@ -105,7 +107,7 @@ def derive_expected_count():
     }
 
 
-def expected_count_polynomial(gamma):
+def expected_count_polynomial(gamma: int) -> sp.Expr:
     """E[K] for a concrete γ as a polynomial in α (e.g. γ=2 → α² + α + 1). The sum is written
     out term by term, so γ is limited to ``MAX_EXPANDED_GAMMA`` (1000), as in
     :func:`specdec_core.symbolic_timing.improvement_factor_expr`."""

@@ -10,9 +10,17 @@ say whether sympy's checks closed, so the tests can assert them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import sympy as sp
 
 from .distributions import check_gamma, check_int, to_fraction
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from fractions import Fraction
+
+    from .types import Scalar
 
 #: improvement_factor_expr writes the geometric sum out term by term: at most this many terms.
 MAX_EXPANDED_GAMMA = 1000
@@ -26,7 +34,7 @@ def _symbols():
     return alpha, gamma, c, T
 
 
-def derive_improvement_factor():
+def derive_improvement_factor() -> dict[str, Any]:
     """Speculative rate / baseline rate in the cost-ratio model, simplified to
     (1 − α^(γ+1)) / ((1 − α)(γc + 1)), and its α → 1 limit (γ + 1)/(γc + 1)."""
     alpha, gamma, c, T = _symbols()
@@ -54,7 +62,7 @@ def derive_improvement_factor():
     }
 
 
-def derive_break_even():
+def derive_break_even() -> dict[str, Any]:
     """Solve E[K] / (T_d + T_v + T_o) = 1 / T_b for T_v: T_v = E[K]·T_b − T_d − T_o."""
     K, Td, Tv, To, Tb = sp.symbols("E_K T_d T_v T_o T_b", positive=True)
     equation = sp.Eq(K / (Td + Tv + To), 1 / Tb)
@@ -68,7 +76,7 @@ def derive_break_even():
     }
 
 
-def improvement_factor_expr(gamma):
+def improvement_factor_expr(gamma: int) -> sp.Expr:
     """The cost-ratio factor for a concrete γ as a rational function of α and c (no limit
     needed: the geometric sum is a polynomial), e.g. γ = 2 → (α² + α + 1)/(2c + 1)."""
     g = check_int(gamma, "gamma", 0, MAX_EXPANDED_GAMMA, what="a non-negative integer")
@@ -76,7 +84,9 @@ def improvement_factor_expr(gamma):
     return sp.Add(*[alpha**j for j in range(g + 1)]) / (g * c + 1)
 
 
-def check_against_direct(samples):
+def check_against_direct(
+    samples: Iterable[tuple[Scalar, int, Scalar]],
+) -> list[tuple[Fraction, int, Fraction, Fraction, Fraction, bool]]:
     """Compare the sympy closed form with :func:`specdec_core.timing.improvement_factor`.
 
     ``samples``: iterable of (alpha, gamma, c) with exact alpha and c (Fraction / int).

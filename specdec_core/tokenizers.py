@@ -20,11 +20,17 @@ from __future__ import annotations
 
 import itertools
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from .distributions import check_distribution, check_int
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
 
-def longest_match(text: str, vocab) -> tuple:
+    from .types import Scalar
+
+
+def longest_match(text: str, vocab: Iterable[str]) -> tuple[str, ...]:
     """Greedy longest-match tokenization of ``text`` over the strings ``vocab`` (every single
     character of ``text`` must be in it)."""
     vocab = set(vocab)
@@ -48,7 +54,9 @@ def _check_chars(char_probs) -> dict:
     return dict(zip(char_probs, vals))
 
 
-def proposal_law(char_probs: dict, target_vocab, lookahead: int | None = None) -> dict:
+def proposal_law(
+    char_probs: Mapping[str, Scalar], target_vocab: Sequence[str], lookahead: int | None = None
+) -> dict[str, Fraction]:
     """The true law of the proposed target token: the draft writes ``lookahead`` characters
     independently from ``char_probs`` (default: the longest target token, enough to decide the
     first token), the text is re-tokenized by :func:`longest_match`, and its first token is the
@@ -68,7 +76,7 @@ def proposal_law(char_probs: dict, target_vocab, lookahead: int | None = None) -
     return {t: law.get(t, Fraction(0)) for t in target_vocab}
 
 
-def naive_reported_q(char_probs: dict, target_vocab) -> dict:
+def naive_reported_q(char_probs: Mapping[str, Scalar], target_vocab: Iterable[str]) -> dict[str, Fraction]:
     """What the naive scheme reports for proposal x: the draft's probability of the characters
     spelling x, Π q(character). Not a distribution over target tokens ("a" and "ab" overlap)."""
     chars = _check_chars(char_probs)

@@ -14,8 +14,14 @@ from __future__ import annotations
 
 import itertools
 from fractions import Fraction as F
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from .types import ExactModel, ModelFn, Scalar
 
 SYMBOLS = ("A", "B", "C", "D")
 START = None  # key for the empty prefix
@@ -52,7 +58,7 @@ class ToyModel:
     def __call__(self, prefix) -> np.ndarray:
         return self._float[self._key(tuple(prefix))].copy()
 
-    def exact(self, prefix) -> np.ndarray:
+    def exact(self, prefix: Sequence[int]) -> np.ndarray:
         return np.array(self.table[self._key(tuple(prefix))], dtype=object)
 
     def __repr__(self):
@@ -67,7 +73,7 @@ def toy_draft() -> ToyModel:
     return ToyModel(DRAFT_TABLE, "draft")
 
 
-def decode(tokens) -> str:
+def decode(tokens: Iterable[int]) -> str:
     return " ".join(SYMBOLS[t] for t in tokens)
 
 
@@ -93,7 +99,9 @@ def _law_args(model, prefix, length):
     return row, prefix, V, length
 
 
-def sequence_law(model, prefix=(), length=3) -> dict:
+def sequence_law(
+    model: ModelFn | ExactModel, prefix: Sequence[int] = (), length: int = 3
+) -> dict[tuple[int, ...], Scalar]:
     """Exact probability of every continuation of ``length`` tokens: {tuple: Fraction}.
 
     Uses ``model.exact`` when available (exact law), else the float rows.
@@ -113,7 +121,9 @@ def sequence_law(model, prefix=(), length=3) -> dict:
     return law
 
 
-def stopped_sequence_law(model, prefix=(), length=3, stop=()) -> dict:
+def stopped_sequence_law(
+    model: ModelFn | ExactModel, prefix: Sequence[int] = (), length: int = 3, stop: Iterable[int] | None = ()
+) -> dict[tuple[int, ...], Scalar]:
     """Exact law of what plain sampling from ``model`` outputs with at most ``length`` new
     tokens and the stop tokens ``stop``: a continuation ends with its first stop token
     (kept), or after ``length`` tokens. {tuple: probability}, exact with ``model.exact``.

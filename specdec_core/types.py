@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Protocol, Union
+from typing import TYPE_CHECKING, Any, Protocol, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -30,6 +30,7 @@ __all__ = [
     "ArrayLike",
     "Draft",
     "ExactModel",
+    "GammaPolicy",
     "ModelFn",
     "Probs",
     "ProposingDraft",
@@ -76,6 +77,14 @@ class ExactModel(Protocol):
     def __call__(self, prefix: tuple[int, ...], /) -> ArrayLike: ...
 
     def exact(self, prefix: tuple[int, ...]) -> ArrayLike: ...
+
+
+class GammaPolicy(Protocol):
+    """How many proposals the next round drafts, from past rounds' records and the verified
+    prefix (see :mod:`specdec_core.policies`; an optional ``keep_drafting(q_row, token)`` may
+    stop drafting early)."""
+
+    def next_gamma(self, records: Sequence[Any], prefix: tuple[int, ...] = ()) -> int: ...
 
 
 #: A target model: callable, or offering ``.score``.
