@@ -37,6 +37,13 @@ def _ints(d: dict, value=float, where: str = "") -> dict:
     return out
 
 
+def _suffix(key: str, prefix: str, value, where: str):
+    """value(the rest) of a key spelled prefix + number ("threads2", "T=1"); ValueError naming it."""
+    if not key.startswith(prefix):
+        raise ValueError(f"{where}: {key!r} is not '{prefix}<number>'")
+    return value(key[len(prefix) :])
+
+
 def _strs(d: dict) -> dict:
     return {str(k): to_json(v) for k, v in sorted(d.items())}
 
@@ -122,9 +129,7 @@ class HardwareRun(_Study):
     @classmethod
     def from_json(cls, d: dict) -> HardwareRun:
         def threads(key: str) -> int:
-            if not key.startswith("threads"):
-                raise ValueError(f"hardware.json: {key!r} is not 'threads<n>'")
-            return int(key[len("threads") :])
+            return _suffix(key, "threads", int, "hardware.json")
 
         return cls(
             Machine.from_dict(d["machine"]),
@@ -373,9 +378,7 @@ class FeatureStudy(_Study):
     @classmethod
     def from_json(cls, d: dict) -> FeatureStudy:
         def temp(key: str) -> float:
-            if not key.startswith("T="):
-                raise ValueError(f"features.json: {key!r} is not 'T=<temperature>'")
-            return float(key[2:])
+            return _suffix(key, "T=", float, "features.json")
 
         alpha = {
             v: {
