@@ -54,14 +54,9 @@ from .timing import (
     work_account,
 )
 from .transforms import apply_temperature, greedy, softmax, top_k, top_p
-from .trees import (
-    TokenTree,
-    tree_attention_mask,
-    tree_round_law,
-    tree_round_stats,
-    tree_sequence_law,
-    verify_tree,
-)
+from .tree_laws import tree_round_law, tree_round_stats, tree_sequence_law
+from .tree_sampling import verify_tree
+from .trees import TokenTree, tree_attention_mask
 from .verify import (
     acceptance_probabilities,
     acceptance_probability,

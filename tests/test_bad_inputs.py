@@ -343,6 +343,8 @@ import specdec_core.sampling  # noqa: E402, F401
 import specdec_core.timing  # noqa: E402, F401
 from specdec_core import multidraft as md  # noqa: E402
 from specdec_core import roofline as RF  # noqa: E402
+from specdec_core import tree_laws as tl  # noqa: E402
+from specdec_core import tree_sampling as ts  # noqa: E402
 from specdec_core import trees as tr  # noqa: E402
 from specdec_core.labs.trees import tree_lab_numbers  # noqa: E402
 from specdec_core.measured import CostCurve  # noqa: E402
@@ -423,12 +425,12 @@ ISSUE27 = [
     ),
     (
         "H2 chain_tree(16) law",
-        lambda: sc.tree_round_law(T, D, (), tr.chain_tree(16), key=tr.last_token_key, exact=False),
+        lambda: sc.tree_round_law(T, D, (), tr.chain_tree(16), key=tl.last_token_key, exact=False),
         "outcomes to enumerate",
     ),
     (
         "H2 tree_sequence_law length",
-        lambda: sc.tree_sequence_law(T, D, (), tr.chain_tree(1), 40, key=tr.last_token_key),
+        lambda: sc.tree_sequence_law(T, D, (), tr.chain_tree(1), 40, key=tl.last_token_key),
         "at most 1,000,000 are enumerated",
     ),
     ("H3 mask prefix_len", lambda: sc.tree_attention_mask(sc.TokenTree((-1,)), 10**12), "prefix_len = "),
@@ -475,14 +477,14 @@ ISSUE27 = [
     ("C4 negative prefix", lambda: sc.tree_round_stats(T, D, (-1,), tr.chain_tree(1)), "negative token id"),
     (
         "C4 None prefix",
-        lambda: tr.tree_round(T, D, None, tr.chain_tree(1), R(0)),
+        lambda: ts.tree_round(T, D, None, tr.chain_tree(1), R(0)),
         "prefix must be a sequence",
     ),
     ("C4 target=3", lambda: sc.tree_round_law(3, D, (), tr.chain_tree(1)), "target must be a model"),
     ("C4 key=3", lambda: sc.tree_round_law(T, D, (), tr.chain_tree(1), key=3), "key must be a function"),
     (
         "C4 tree_generate draft",
-        lambda: tr.tree_generate(T, "d", (), tr.chain_tree(1), 3, R(0)),
+        lambda: ts.tree_generate(T, "d", (), tr.chain_tree(1), 3, R(0)),
         "draft must be",
     ),
     (
@@ -923,15 +925,15 @@ def test_K3_positions_count_the_nodes_really_drafted():
     # a support that depends on the token drawn: the root's child is 0 or 1 (1/2 each); below 0
     # only one child can be drafted, below 1 both: E[nodes drafted] = 1 + 1/2 + 1 = 5/2
     tree = sc.TokenTree((-1, 0, 0))
-    drafted = tr.expected_drafted_nodes(_SupportDraft(), (), tree, replacement=False)
+    drafted = tl.expected_drafted_nodes(_SupportDraft(), (), tree, replacement=False)
     assert drafted == pytest.approx(2.5)
     got = np.mean(
-        [tr.draft_tree(tree, _SupportDraft(), (), R(i), replacement=False)[0].n_nodes for i in range(2000)]
+        [ts.draft_tree(tree, _SupportDraft(), (), R(i), replacement=False)[0].n_nodes for i in range(2000)]
     )
     assert abs(got - 2.5) < 4 * 0.5 / np.sqrt(2000)  # sd of the count is 1/2
     stats = sc.tree_round_stats(T, _SupportDraft(), (), tree, replacement=False, exact=False)
     assert stats.positions == pytest.approx(3.5) and stats.nodes == 3
-    assert tr.expected_drafted_nodes(_SupportDraft(), (), tree) == 3  # with replacement: all
+    assert tl.expected_drafted_nodes(_SupportDraft(), (), tree) == 3  # with replacement: all
 
 
 @pytest.mark.parametrize("dtype", [np.int16, np.uint8, np.int32, np.uint16, np.int64])
@@ -963,9 +965,9 @@ def test_W3_statistics_count_what_reached_the_output():
 
 def test_C1_empty_trees_earn_a_bonus():
     for tree in (sc.TokenTree(()), tr.chain_tree(0), tr.branching_tree([]), tr.broom_tree(2, 0)):
-        v = tr.tree_round(T, D, (), tree, R(0))
+        v = ts.tree_round(T, D, (), tree, R(0))
         assert v.bonus and len(v.tokens) == 1
-        assert len(tr.tree_generate(T, D, (), tree, 3, R(0))) == 3
+        assert len(ts.tree_generate(T, D, (), tree, 3, R(0))) == 3
 
 
 def test_C2_float32_drafts_work_in_the_tree_sampler():
@@ -977,8 +979,8 @@ def test_C2_float32_drafts_work_in_the_tree_sampler():
         md.sample_candidates(r, 3, R(s))
         md.sample_candidates(r, 3, R(s), replacement=False)
     for tree in (tr.family_tree("wide", 2), tr.branching_tree([2, 2])):
-        tr.tree_round(target, draft, (), tree, R(0))
-    assert len(tr.tree_generate(target, draft, (), tr.family_tree("deep", 3), 6, R(1))) == 6
+        ts.tree_round(target, draft, (), tree, R(0))
+    assert len(ts.tree_generate(target, draft, (), tr.family_tree("deep", 3), 6, R(1))) == 6
 
 
 def test_one_sampler_keeps_the_old_draw_sequence():
@@ -999,11 +1001,11 @@ def test_C5_no_recursion_limit():
     assert np.allclose(law.output, [0.5, 0.3, 0.2])
     ex = sc.multi_draft_law([F(1, 2), F(1, 2)], [F(1, 4), F(3, 4)], 1200)
     assert list(ex.output) == [F(1, 2), F(1, 2)]
-    s = sc.tree_round_stats(T, D, (), tr.chain_tree(600), key=tr.last_token_key, exact=False)
+    s = sc.tree_round_stats(T, D, (), tr.chain_tree(600), key=tl.last_token_key, exact=False)
     assert 0 < s.expected_accepted < 600
-    wide = sc.tree_round_law(T, D, (), tr.family_tree("wide", 1200), key=tr.last_token_key, exact=False)
+    wide = sc.tree_round_law(T, D, (), tr.family_tree("wide", 1200), key=tl.last_token_key, exact=False)
     assert abs(sum(wide.values()) - 1) < 1e-9
-    deep = sc.tree_round_law(T, D, (), tr.chain_tree(1500), key=tr.last_token_key, exact=False, max_len=2)
+    deep = sc.tree_round_law(T, D, (), tr.chain_tree(1500), key=tl.last_token_key, exact=False, max_len=2)
     assert abs(sum(deep.values()) - 1) < 1e-9
 
 
@@ -1012,7 +1014,7 @@ def test_H3_children_are_indexed():
 
     tree = tr.branching_tree([100, 100])
     t = time.perf_counter()
-    tr.tree_round(T, D, (), tree, R(0))
+    ts.tree_round(T, D, (), tree, R(0))
     assert time.perf_counter() - t < 3.0
     assert tree.children(-1) == tuple(range(100))
 
@@ -1022,8 +1024,8 @@ def test_K1_and_K5_exact_and_numpy_numbers():
     assert sc.ridge_point(hw) == F(200, 3)
     hw = sc.Hardware("n", np.int64(3 * 10**12), np.int64(10**14), "assumed", "numpy ints, exact")
     assert isinstance(sc.ridge_point(hw), F)
-    assert tr.MixedDraft(D, T, np.float32(0.5)).weight == 0.5
-    assert tr.MixedDraft(D, T, sp.Rational(1, 2)).weight == F(1, 2)
+    assert tl.MixedDraft(D, T, np.float32(0.5)).weight == 0.5
+    assert tl.MixedDraft(D, T, sp.Rational(1, 2)).weight == F(1, 2)
     assert tree_lab_numbers("wide", 2, np.float32(0.5), "recursive", True)["positions"] == 3
 
 
@@ -1035,12 +1037,12 @@ FLAG_TAKERS = {
     "tree_round_stats(exact)": lambda v: sc.tree_round_stats(T, D, (), tr.chain_tree(1), exact=v),
     "tree_sequence_law(exact)": lambda v: sc.tree_sequence_law(T, D, (), tr.chain_tree(1), 1, exact=v),
     "tree_round_law(replacement)": lambda v: sc.tree_round_law(T, D, (), tr.chain_tree(1), replacement=v),
-    "tree_round(replacement)": lambda v: tr.tree_round(T, D, (), tr.chain_tree(1), R(0), replacement=v),
-    "draft_tree(replacement)": lambda v: tr.draft_tree(tr.chain_tree(1), D, (), R(0), replacement=v),
-    "expected_drafted_nodes(replacement)": lambda v: tr.expected_drafted_nodes(
+    "tree_round(replacement)": lambda v: ts.tree_round(T, D, (), tr.chain_tree(1), R(0), replacement=v),
+    "draft_tree(replacement)": lambda v: ts.draft_tree(tr.chain_tree(1), D, (), R(0), replacement=v),
+    "expected_drafted_nodes(replacement)": lambda v: tl.expected_drafted_nodes(
         D, (), tr.chain_tree(1), replacement=v
     ),
-    "expected_drafted_nodes(exact)": lambda v: tr.expected_drafted_nodes(D, (), tr.chain_tree(1), exact=v),
+    "expected_drafted_nodes(exact)": lambda v: tl.expected_drafted_nodes(D, (), tr.chain_tree(1), exact=v),
     "sample_candidates(replacement)": lambda v: md.sample_candidates(GOOD, 1, R(0), replacement=v),
     "multi_draft_law(replacement)": lambda v: sc.multi_draft_law(GOOD, GOOD, 1, replacement=v),
     "speculative_generate(record_distributions)": lambda v: sc.speculative_generate(
@@ -1079,7 +1081,7 @@ COUNT_TAKERS = {
     "family_tree(nodes)": lambda v: tr.family_tree("wide", v),
     "branching_tree(entry)": lambda v: tr.branching_tree([v]),
     "tree_attention_mask(prefix_len)": lambda v: sc.tree_attention_mask(tr.chain_tree(1), v),
-    "tree_generate(max_new_tokens)": lambda v: tr.tree_generate(T, D, (), tr.chain_tree(1), v, R(0)),
+    "tree_generate(max_new_tokens)": lambda v: ts.tree_generate(T, D, (), tr.chain_tree(1), v, R(0)),
     "tree_sequence_law(length)": lambda v: sc.tree_sequence_law(T, D, (), tr.chain_tree(1), v),
     "tree_round_law(max_len)": lambda v: sc.tree_round_law(T, D, (), tr.chain_tree(1), max_len=v),
     "multi_draft_law(k)": lambda v: sc.multi_draft_law(GOOD, GOOD, v),
@@ -1132,11 +1134,11 @@ PREFIX_TAKERS = {
     "tree_round_law": lambda pre: sc.tree_round_law(T, D, pre, tr.chain_tree(1)),
     "tree_round_stats": lambda pre: sc.tree_round_stats(T, D, pre, tr.chain_tree(1)),
     "tree_sequence_law": lambda pre: sc.tree_sequence_law(T, D, pre, tr.chain_tree(1), 1),
-    "compare_with_target": lambda pre: tr.compare_with_target(T, D, pre, tr.chain_tree(1), 1),
-    "tree_round": lambda pre: tr.tree_round(T, D, pre, tr.chain_tree(1), R(0)),
-    "tree_generate": lambda pre: tr.tree_generate(T, D, pre, tr.chain_tree(1), 2, R(0)),
-    "draft_tree": lambda pre: tr.draft_tree(tr.chain_tree(1), D, pre, R(0)),
-    "expected_drafted_nodes": lambda pre: tr.expected_drafted_nodes(D, pre, tr.chain_tree(1)),
+    "compare_with_target": lambda pre: tl.compare_with_target(T, D, pre, tr.chain_tree(1), 1),
+    "tree_round": lambda pre: ts.tree_round(T, D, pre, tr.chain_tree(1), R(0)),
+    "tree_generate": lambda pre: ts.tree_generate(T, D, pre, tr.chain_tree(1), 2, R(0)),
+    "draft_tree": lambda pre: ts.draft_tree(tr.chain_tree(1), D, pre, R(0)),
+    "expected_drafted_nodes": lambda pre: tl.expected_drafted_nodes(D, pre, tr.chain_tree(1)),
     "speculative_generate": lambda pre: sc.speculative_generate(
         T, D, pre, gamma=1, max_new_tokens=2, rng=R(0)
     ),
@@ -1161,11 +1163,11 @@ MODEL_TAKERS = {
     "tree_round_law(draft)": lambda m: sc.tree_round_law(T, m, (), tr.chain_tree(1)),
     "tree_round_stats(draft)": lambda m: sc.tree_round_stats(T, m, (), tr.chain_tree(1)),
     "tree_sequence_law(target)": lambda m: sc.tree_sequence_law(m, D, (), tr.chain_tree(1), 1),
-    "tree_round(target)": lambda m: tr.tree_round(m, D, (), tr.chain_tree(1), R(0)),
-    "tree_generate(draft)": lambda m: tr.tree_generate(T, m, (), tr.chain_tree(1), 2, R(0)),
-    "draft_tree(draft)": lambda m: tr.draft_tree(tr.chain_tree(1), m, (), R(0)),
-    "expected_drafted_nodes(draft)": lambda m: tr.expected_drafted_nodes(m, (), tr.chain_tree(1)),
-    "MixedDraft(draft)": lambda m: tr.MixedDraft(m, T, 0.5),
+    "tree_round(target)": lambda m: ts.tree_round(m, D, (), tr.chain_tree(1), R(0)),
+    "tree_generate(draft)": lambda m: ts.tree_generate(T, m, (), tr.chain_tree(1), 2, R(0)),
+    "draft_tree(draft)": lambda m: ts.draft_tree(tr.chain_tree(1), m, (), R(0)),
+    "expected_drafted_nodes(draft)": lambda m: tl.expected_drafted_nodes(m, (), tr.chain_tree(1)),
+    "MixedDraft(draft)": lambda m: tl.MixedDraft(m, T, 0.5),
     "speculative_generate(target)": lambda m: sc.speculative_generate(
         m, D, (), gamma=1, max_new_tokens=1, rng=R(0)
     ),
@@ -1306,7 +1308,7 @@ ALPHA_TAKERS = {
     "serving_point": lambda a: sc.serving_point(
         M8, D1B, HW, dtype="bf16", alpha=a, gamma=2, sequences=1, context=0
     ),
-    "MixedDraft(weight)": lambda a: tr.MixedDraft(D, T, a),
+    "MixedDraft(weight)": lambda a: tl.MixedDraft(D, T, a),
     "tree_lab_numbers(quality)": lambda a: tree_lab_numbers("wide", 2, a, "recursive", True),
 }
 

@@ -22,12 +22,9 @@ from specdec_core.multidraft import (
 )
 from specdec_core.power import chi_square_power
 from specdec_core.toy import sequence_law, toy_draft, toy_target
-from specdec_core.trees import (
-    branching_tree,
-    last_token_key,
-    tree_generate,
-    tree_sequence_law,
-)
+from specdec_core.tree_laws import last_token_key, tree_sequence_law
+from specdec_core.tree_sampling import tree_generate
+from specdec_core.trees import branching_tree
 
 THRESHOLD = 1e-3
 P = [0.6, 0.3, 0.1]

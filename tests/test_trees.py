@@ -8,23 +8,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specdec_core.toy import sequence_law, toy_draft, toy_target
+from specdec_core.tree_laws import (
+    MixedDraft,
+    last_token_key,
+    tree_round_law,
+    tree_round_stats,
+    tree_sequence_law,
+)
+from specdec_core.tree_sampling import draft_tree, tree_generate, verify_tree
 from specdec_core.trees import (
     TREE_FAMILIES,
-    MixedDraft,
     TokenTree,
     branching_tree,
     broom_tree,
     chain_tree,
-    draft_tree,
     family_tree,
-    last_token_key,
     tree_attention_mask,
-    tree_generate,
     tree_positions,
-    tree_round_law,
-    tree_round_stats,
-    tree_sequence_law,
-    verify_tree,
 )
 from specdec_core.verify import total_variation
 
@@ -206,7 +206,6 @@ def test_lab_numbers_and_texts():
 def test_lab_curve_equals_tree_round_stats_per_size(family, rule, replacement):
     """The lab's curve shares verification outcomes between its eight trees (a speed-up); every
     point must still be exactly what tree_round_stats gives for that tree alone."""
-    from specdec_core import trees as T
     from specdec_core.labs import trees as lab
 
     for quality in (0.0, 0.35):
@@ -214,15 +213,15 @@ def test_lab_curve_equals_tree_round_stats_per_size(family, rule, replacement):
         curve = lab.tree_lab_numbers(family, 1, quality, rule, replacement)["curve"]
         target, draft = lab.lab_models(quality)
         for n, got in enumerate(curve, start=1):
-            alone = T.tree_round_stats(
+            alone = tree_round_stats(
                 target,
                 draft,
                 (),
-                T.family_tree(family, n),
+                family_tree(family, n),
                 rule=rule,
                 replacement=replacement,
                 exact=False,
-                key=T.last_token_key,
+                key=last_token_key,
             )
             assert got == float(alone.expected_accepted), (family, quality, n)
 
@@ -285,10 +284,10 @@ def test_any_tree_any_draft_quality_keeps_the_target_law(tree, replacement, qual
 
 
 def test_family_curve_is_tree_round_stats_per_size_exactly():
-    """trees.family_curve (the lab's curve, every size at once, sharing verification outcomes)
+    """tree_laws.family_curve (the lab's curve, every size at once, sharing verification outcomes)
     equals tree_round_stats for each size alone, in exact arithmetic; bad sizes are refused."""
     from specdec_core.toy import toy_draft, toy_target
-    from specdec_core.trees import family_curve
+    from specdec_core.tree_laws import family_curve
 
     T, D = toy_target(), toy_draft()
     for family, rule in (("wide", "recursive"), ("deep", "no_update")):

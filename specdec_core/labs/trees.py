@@ -18,16 +18,8 @@ from ..formatting import labelled
 from ..multidraft import TYPICAL_DELTA, TYPICAL_EPSILON, check_replacement, check_rule
 from ..plots.trees import TreeLabPlot
 from ..toy import toy_draft, toy_target
-from ..trees import (
-    FAMILY_LABELS,
-    TREE_FAMILIES,
-    MixedDraft,
-    compare_with_target,
-    expected_drafted_nodes,
-    family_curve,
-    family_tree,
-    last_token_key,
-)
+from ..tree_laws import MixedDraft, compare_with_target, expected_drafted_nodes, family_curve, last_token_key
+from ..trees import FAMILY_LABELS, TREE_FAMILIES, family_tree
 from .base import (
     Lab,
     LabSpec,

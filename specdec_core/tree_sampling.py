@@ -1,0 +1,178 @@
+"""Sampling with a token tree: draft a tree's tokens, verify them against the target's rows from
+one pass, and generate round after round (SpecInfer, Miao et al. 2023).
+
+Verification walks down from the root: at a node, its children are tried by the multi-candidate
+rule of :mod:`specdec_core.multidraft`; an accepted child becomes the current node; if every child
+is rejected the round ends with a token from the fallback (the residual, for the lossless rule);
+a node without children (an accepted leaf, or the root of an empty tree) earns a bonus token
+from the target. The exact law of what this emits is :mod:`specdec_core.tree_laws`; the tree's
+shape and mask are :mod:`specdec_core.trees`.
+
+Every random draw comes from the ``numpy.random.Generator`` passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .distributions import check_distribution, check_gamma, check_model, check_rng, check_rows, draw
+from .multidraft import (
+    TYPICAL_DELTA,
+    TYPICAL_EPSILON,
+    check_replacement,
+    sample_candidates,
+    verify_candidates,
+)
+from .sampling import check_prefix
+from .trees import TokenTree, check_tree, check_tree_models, check_tree_options, model_row, offered_children
+
+
+@dataclass(frozen=True)
+class TreeVerdict:
+    """What one verified tree round produced: accepted node indices (root to deepest), emitted
+    tokens (accepted ones, then the correction or bonus), and whether the last one is a bonus."""
+
+    path: tuple
+    tokens: tuple
+    bonus: bool
+
+
+def draft_tree(
+    tree: TokenTree,
+    draft: Callable,
+    prefix: Sequence[int],
+    rng: np.random.Generator,
+    *,
+    replacement: bool = True,
+) -> tuple[TokenTree, np.ndarray]:
+    """Fill ``tree``'s shape with tokens from ``draft``: each node's children are drawn together
+    from the draft's row at the node's context. Returns ``(drafted tree, q_rows)`` with
+    ``q_rows[u + 1]`` the row node u's children were drawn from (row 0: the root). Without
+    replacement, children beyond the draft's support are dropped (with their subtrees)."""
+    check_tree(tree)
+    check_model(draft, "draft")
+    prefix = check_tree_models(draft, draft, prefix)
+    check_rng(rng)
+    replacement = check_replacement(replacement)
+    tokens, keep = [None] * tree.n_nodes, [False] * tree.n_nodes
+    q_rows = [None] * (tree.n_nodes + 1)
+    for u in (-1,) + tuple(range(tree.n_nodes)):
+        if u >= 0 and not keep[u]:
+            continue
+        kids = tree.children(u)
+        if not kids:
+            continue
+        ctx = tuple(prefix) + tuple(tokens[i] for i in tree.path(u))
+        q = model_row(draft, ctx, False, "draft")
+        q_rows[u + 1] = q
+        kids = offered_children(kids, q, replacement)
+        for i, x in zip(kids, sample_candidates(q, len(kids), rng, replacement=replacement)):
+            tokens[i], keep[i] = x, True
+    index = {old: new for new, old in enumerate(i for i in range(tree.n_nodes) if keep[i])}
+    parents = tuple(-1 if tree.parents[i] == -1 else index[tree.parents[i]] for i in index)
+    # an empty tree drafts nothing, but its placeholder rows still need the vocabulary's size
+    V = len(q_rows[0]) if q_rows[0] is not None else len(model_row(draft, prefix, False, "draft"))
+    rows = [q_rows[0]] + [q_rows[i + 1] for i in index]
+    rows = np.array([r if r is not None else np.full(V, 1.0 / V) for r in rows])
+    return TokenTree(parents, tuple(tokens[i] for i in index)), rows
+
+
+def verify_tree(
+    tree: TokenTree,
+    p_rows: np.ndarray,
+    q_rows: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    rule: str = "recursive",
+    replacement: bool = True,
+    epsilon: float = TYPICAL_EPSILON,
+    delta: float = TYPICAL_DELTA,
+) -> TreeVerdict:
+    """Verify a drafted tree against the target's rows from one pass: ``p_rows[0]`` at the root,
+    ``p_rows[i + 1]`` after node i (same layout for ``q_rows``, the rows the children were drafted
+    from). Walk down through accepted children; a full rejection ends with the fallback token, a
+    node without children with a bonus token from the target."""
+    check_tree_options(rule, replacement, epsilon, delta, tree)
+    if tree.tokens is None:
+        raise ValueError("tree has no tokens: draft it first (draft_tree)")
+    check_rng(rng)
+    n = tree.n_nodes
+    P = check_distribution(p_rows, "p_rows", exact=False)
+    if P.ndim != 2 or P.shape[0] != n + 1:
+        raise ValueError(
+            f"p_rows must have shape ({n + 1}, V): one row for the root and one per node, got {P.shape}"
+        )
+    Q = check_rows(q_rows, "q_rows")
+    if Q.shape != P.shape:
+        raise ValueError(f"q_rows must have the same shape as p_rows {P.shape}, got {Q.shape}")
+    if max(tree.tokens, default=-1) >= P.shape[1]:
+        raise ValueError(f"tree.tokens has a token outside the vocabulary of {P.shape[1]}")
+    u, path, out = -1, [], []
+    while True:
+        kids = tree.children(u)
+        if not kids:
+            out.append(int(draw(P[u + 1], rng)))
+            return TreeVerdict(tuple(path), tuple(out), True)
+        idx, tok = verify_candidates(
+            P[u + 1],
+            Q[u + 1],
+            [tree.tokens[i] for i in kids],
+            rng,
+            rule=rule,
+            replacement=replacement,
+            epsilon=epsilon,
+            delta=delta,
+        )
+        out.append(tok)
+        if idx is None:
+            return TreeVerdict(tuple(path), tuple(out), False)
+        u = kids[idx]
+        path.append(u)
+
+
+def tree_round(
+    target: Callable,
+    draft: Callable,
+    prefix: Sequence[int],
+    tree: TokenTree,
+    rng: np.random.Generator,
+    **kw: object,
+) -> TreeVerdict:
+    """Draft ``tree``, score every node (here one target call per node; a real model does it in one
+    pass with :func:`tree_attention_mask`), verify."""
+    check_tree_options(
+        kw.get("rule", "recursive"),
+        kw.get("replacement", True),
+        kw.get("epsilon", TYPICAL_EPSILON),
+        kw.get("delta", TYPICAL_DELTA),
+        tree,
+    )
+    prefix = check_tree_models(target, draft, prefix)
+    drafted, q_rows = draft_tree(tree, draft, prefix, rng, replacement=kw.get("replacement", True))
+    p_rows = np.array(
+        [model_row(target, drafted.context(u, prefix), False, "target") for u in range(-1, drafted.n_nodes)]
+    )
+    check_prefix(prefix, p_rows.shape[1])
+    return verify_tree(drafted, p_rows, q_rows, rng, **kw)
+
+
+def tree_generate(
+    target: Callable,
+    draft: Callable,
+    prefix: Sequence[int],
+    tree: TokenTree,
+    max_new_tokens: int,
+    rng: np.random.Generator,
+    **kw: object,
+) -> tuple:
+    """Tree rounds until ``max_new_tokens`` tokens exist; returns exactly that many."""
+    n = check_gamma(max_new_tokens, "max_new_tokens")
+    ctx, out = check_tree_models(target, draft, prefix), []
+    while len(out) < n:
+        v = tree_round(target, draft, ctx, tree, rng, **kw)
+        out.extend(v.tokens)
+        ctx = ctx + v.tokens
+    return tuple(out[:n])
