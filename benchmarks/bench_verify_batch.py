@@ -37,6 +37,7 @@ from specdec_core.distributions import draw
 from specdec_core.measured import Machine
 from specdec_core.measured.store import write_json
 from specdec_core.toy import toy_draft, toy_target
+from specdec_core.verify import correction_weights
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "verify_batch.json"
@@ -66,7 +67,7 @@ def per_row_loop(P, Q, X, rng):
             if rng.random() >= min(1.0, p[i, x] / q[i, x]):
                 n = i
                 break
-        row = np.maximum(p[n] - q[n], 0) if n < g1 - 1 else p[n]
+        row = correction_weights(p[n], q[n]) if n < g1 - 1 else p[n]
         out_n[b], out_t[b] = n, draw(row, rng)
     return out_n, out_t
 

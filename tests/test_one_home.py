@@ -412,8 +412,7 @@ KNOWN: dict[str, tuple[str, ...]] = {
     # helper A's notebooks and report.py; helper D's sampling.py (re-exports verify's names)
     "notebook_paths": ("notebooks/06-", "notebooks/08-", "notebooks/09-"),
     "reexport_aliases": ("specdec_core/llm/report.py", "specdec_core/sampling.py"),
-    # helper D's reference verifier in the benchmark; helper B's labs
-    "residual_copies": ("benchmarks/bench_verify_batch.py",),
+    # helper B's labs
     "validator_copies": ("specdec_core/labs/base.py",),
 }
 
