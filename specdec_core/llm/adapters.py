@@ -16,6 +16,7 @@ draft, verification and overhead time without touching the sampler.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,17 +31,22 @@ from ..distributions import (
 from ..transforms import softmax
 from .model import KVCache, Llama
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from numpy.typing import ArrayLike
+
 #: Below this a positive temperature only overflows exp(logits / T): use 0 (greedy) instead.
 MIN_TEMPERATURE = 1e-6
 
 
-def check_model_temperature(t, name: str = "temperature") -> float:
+def check_model_temperature(t: float, name: str = "temperature") -> float:
     """A model's sampling temperature, as a float: :func:`specdec_core.distributions.check_temperature`
     with positive values below :data:`MIN_TEMPERATURE` refused."""
     return float(check_temperature(t, name, smallest=MIN_TEMPERATURE))
 
 
-def probs_from_logits(logits, temperature: float) -> np.ndarray:
+def probs_from_logits(logits: ArrayLike, temperature: float) -> np.ndarray:
     """Rows of float64 probabilities: :func:`specdec_core.transforms.softmax` of finite
     (rows, V) logits (float32 from the model) at ``temperature``. 0 = greedy: a one-hot row at
     the argmax (so strict verification against a one-hot target is exact-match greedy decoding)."""
@@ -64,16 +70,16 @@ class CallLog:
     def __init__(self):
         self.calls = []
 
-    def add(self, what, new, rows, seconds):
+    def add(self, what: str, new: int, rows: int, seconds: float) -> None:
         self.calls.append((what, new, rows, seconds))
 
-    def clear(self):
+    def clear(self) -> None:
         self.calls.clear()
 
-    def seconds(self, what=None):
+    def seconds(self, what: str | None = None) -> float:
         return sum(c[3] for c in self.calls if what is None or c[0] == what)
 
-    def count(self, what=None):
+    def count(self, what: str | None = None) -> int:
         return sum(1 for c in self.calls if what is None or c[0] == what)
 
 
@@ -86,7 +92,7 @@ class CachedTarget:
         self.cache: KVCache = model.new_cache()
         self.log = log if log is not None else CallLog()
 
-    def reset(self):
+    def reset(self) -> None:
         self.cache.rollback(0)
 
     @property
@@ -94,7 +100,7 @@ class CachedTarget:
         """True while the KV cache holds nothing (a timed run must start this way)."""
         return self.cache.n == 0
 
-    def prefill(self, prompt):
+    def prefill(self, prompt: Iterable[int]) -> None:
         """Score the prompt into the cache (untimed by a decode-only measurement); the first
         decoding call then computes only its new positions."""
         prompt = [int(t) for t in prompt]
@@ -102,7 +108,7 @@ class CachedTarget:
         self.cache.rollback(c)
         self.model.forward(prompt[c:], self.cache)
 
-    def logits(self, prefix, continuation=()):
+    def logits(self, prefix: Sequence[int], continuation: Sequence[int] = ()) -> np.ndarray:
         """(len(continuation)+1, V) float32 logits after prefix, prefix+c₁, …, in one call."""
         V = self.model.cfg.vocab_size
         full = list(check_token_ids(prefix, "prefix", V)) + list(
@@ -120,7 +126,7 @@ class CachedTarget:
         self.log.add("target", len(new), len(full) - P + 1, time.perf_counter() - t)
         return out
 
-    def score(self, prefix, continuation):
+    def score(self, prefix: Sequence[int], continuation: Sequence[int]) -> np.ndarray:
         return probs_from_logits(self.logits(prefix, continuation), self.temperature)
 
     def __call__(self, prefix):
@@ -147,7 +153,7 @@ class PromptLookupDraft:
 
     fresh = True  # stateless
 
-    def prefill(self, prompt):
+    def prefill(self, prompt: Iterable[int]) -> None:
         """Nothing to do: the lookup searches the context it is given."""
 
     def _lookup(self, ctx, limit):
@@ -160,18 +166,18 @@ class PromptLookupDraft:
                     return ctx[s + n : s + n + limit]
         return []
 
-    def match(self, prefix, limit):
+    def match(self, prefix: Sequence[int], limit: int) -> list[int]:
         """The tokens that followed the latest earlier occurrence of the context's last n
         tokens (at most ``limit``; empty without a match)."""
         return self._lookup(list(prefix), limit)
 
-    def available(self, prefix, gamma):
+    def available(self, prefix: Sequence[int], gamma: int) -> int:
         t = time.perf_counter()
         out = len(self._lookup(list(prefix), gamma))
         self.log.add("lookup", 0, 0, time.perf_counter() - t)
         return out
 
-    def propose_tokens(self, prefix, gamma):
+    def propose_tokens(self, prefix: Sequence[int], gamma: int) -> list[int]:
         gamma = check_gamma(gamma)
         ctx = list(check_token_ids(prefix, "prefix", self.V))
         if not ctx and gamma:
@@ -183,7 +189,9 @@ class PromptLookupDraft:
             ctx.extend(nxt)
         return out[:gamma]
 
-    def propose(self, prefix, gamma, rng):
+    def propose(
+        self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
+    ) -> tuple[list[int], np.ndarray]:
         t = time.perf_counter()
         gamma = check_gamma(gamma)
         toks = self.propose_tokens(prefix, gamma)
@@ -218,7 +226,9 @@ class LayerSkipDraft:
         self.model.forward(ctx[c:], self.cache)
         return self.model.logits(self.cache.hidden[len(ctx) - 1 : len(ctx)])[0]
 
-    def propose(self, prefix, gamma, rng):
+    def propose(
+        self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
+    ) -> tuple[list[int], np.ndarray]:
         t = time.perf_counter()
         gamma = check_gamma(gamma)
         ctx = list(check_token_ids(prefix, "prefix", self.model.cfg.vocab_size))

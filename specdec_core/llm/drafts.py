@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,6 +34,9 @@ from ..distributions import (
 from ..transforms import apply_temperature
 from .adapters import CallLog, check_model_temperature, probs_from_logits
 from .model import Llama, rms_norm
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
 
 def _check_fraction(x, name, low_open: bool, high_closed: bool):
@@ -77,7 +81,7 @@ class NgramDraft:
         self.log = log if log is not None else CallLog()
         self.reset()
 
-    def reset(self):
+    def reset(self) -> None:
         self.seen: list = []
         self.uni = np.zeros(self.V, np.float64)
         # counts[m][h] = {x: c(h, x)} for contexts h of length m
@@ -95,7 +99,7 @@ class NgramDraft:
         self.uni[tok] += 1
         s.append(tok)
 
-    def sync(self, prefix):
+    def sync(self, prefix: Sequence[int]) -> None:
         """Count the tokens of ``prefix`` not counted yet (rebuild if it is not an extension)."""
         prefix = list(check_token_ids(prefix, "prefix", self.V))
         if prefix[: len(self.seen)] != self.seen:
@@ -107,7 +111,7 @@ class NgramDraft:
 
     prefill = sync
 
-    def distribution(self, ctx) -> np.ndarray:
+    def distribution(self, ctx: Sequence[int]) -> np.ndarray:
         """q(· | ctx) at temperature 1 from the current counts (float64, sums to 1)."""
         N = self.uni.sum()
         if N:
@@ -128,7 +132,9 @@ class NgramDraft:
         q /= q.sum()
         return q
 
-    def propose(self, prefix, gamma, rng):
+    def propose(
+        self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
+    ) -> tuple[list[int], np.ndarray]:
         t = time.perf_counter()
         gamma = check_gamma(gamma)
         self.sync(prefix)
@@ -148,7 +154,9 @@ class NgramDraft:
         return _shape_rows(self.distribution([int(x) for x in prefix]), self.temperature)
 
 
-def collect_residuals(model: Llama, sequences, layers) -> dict:
+def collect_residuals(
+    model: Llama, sequences: Iterable[Sequence[int]], layers: Iterable[int]
+) -> dict[int, np.ndarray]:
     """{layer: (N, dim) float32} residual streams of the target over the sequences (N = total
     positions); layer = model.n_layers gives the last one (before the final norm)."""
     out = {l: [] for l in layers}
@@ -160,7 +168,7 @@ def collect_residuals(model: Llama, sequences, layers) -> dict:
     return {l: np.concatenate(v) for l, v in out.items()}
 
 
-def fit_exit_map(x_k, x_last, shrink: float = 0.03):
+def fit_exit_map(x_k: np.ndarray, x_last: np.ndarray, shrink: float = 0.03) -> tuple[np.ndarray, np.ndarray]:
     """Least-squares affine map (A, b) with x_last ≈ x_k @ A + b, closed form in float64:
 
         minimize  Σ_positions ‖x_k A + b − x_last‖² + λ ‖A − I‖²,   λ = shrink · tr(x_kᵀ x_k) / dim,
@@ -222,16 +230,16 @@ class ExitDraft:
     def fresh(self) -> bool:
         return self.cache.n == 0
 
-    def reset(self):
+    def reset(self) -> None:
         self.cache.rollback(0)
 
-    def logits_from_residual(self, x):
+    def logits_from_residual(self, x: np.ndarray) -> np.ndarray:
         if self.A is not None:
             x = x @ self.A + self.b
         h = rms_norm(x, self.model.w["output_norm"], self.model.cfg.rms_eps)
         return self.model.logits(h)
 
-    def prefill(self, prompt):
+    def prefill(self, prompt: Iterable[int]) -> None:
         ctx = [int(t) for t in prompt]
         c = self.cache.common_prefix(ctx)
         self.cache.rollback(c)
@@ -247,12 +255,14 @@ class ExitDraft:
         self.model.forward(ctx[c:], self.cache, final_norm=False)
         return self.logits_from_residual(self.cache.hidden[len(ctx) - 1 : len(ctx)])[0]
 
-    def logits_along(self, tokens):
+    def logits_along(self, tokens: Sequence[int]) -> np.ndarray:
         """Draft logits at every position of ``tokens`` from scratch (teacher forcing)."""
         cache = self.model.new_cache(len(tokens))
         return self.logits_from_residual(self.model.forward(list(tokens), cache, final_norm=False))
 
-    def propose(self, prefix, gamma, rng):
+    def propose(
+        self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
+    ) -> tuple[list[int], np.ndarray]:
         t = time.perf_counter()
         gamma = check_gamma(gamma)
         ctx = list(check_token_ids(prefix, "prefix", self.model.cfg.vocab_size))

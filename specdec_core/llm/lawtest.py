@@ -21,24 +21,41 @@ chi-square with dof = cells − 1 and non-centrality λ = n Σ_c (b_c − p_c)²
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Mapping, Sequence
 
-def broken_first_token_law(p, q) -> np.ndarray:
+    from numpy.typing import ArrayLike
+
+    from ..types import ScoringTarget, Target
+
+
+def broken_first_token_law(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     """Equation (1): the first-token law when corrections are drawn from p."""
     p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
     m = np.minimum(p, q)
     return m + (1.0 - m.sum()) * p
 
 
-def pooled_cells(p, n, min_expected=5.0):
+def pooled_cells(p: ArrayLike, n: int, min_expected: float = 5.0) -> np.ndarray:
     """Indices of tokens kept as their own cell (n·p ≥ min_expected); the rest are pooled into
     groups by :func:`specdec_core.lawcheck.pooled_groups`."""
     return np.flatnonzero(np.asarray(p) * n >= min_expected)
 
 
-def power(p, b, n, *, threshold=1e-3, min_expected=5.0, sims=4000, seed=0) -> float:
+def power(
+    p: ArrayLike,
+    b: ArrayLike,
+    n: int,
+    *,
+    threshold: float = 1e-3,
+    min_expected: float = 5.0,
+    sims: int = 4000,
+    seed: int = 0,
+) -> float:
     """Probability that the chi-square test at ``threshold`` rejects p when the n samples follow
     b: Monte Carlo over ``sims`` multinomial samples, pooled as
     :func:`specdec_core.lawcheck.chi_square_gof` pools (cells with n·p < min_expected merged
@@ -68,7 +85,9 @@ def power(p, b, n, *, threshold=1e-3, min_expected=5.0, sims=4000, seed=0) -> fl
     return float(((chi2.sf(stat, dof) < threshold) | impossible).mean())
 
 
-def power_approx(p, b, n, *, threshold=1e-3, min_expected=5.0) -> float:
+def power_approx(
+    p: ArrayLike, b: ArrayLike, n: int, *, threshold: float = 1e-3, min_expected: float = 5.0
+) -> float:
     """The large-sample approximation of :func:`power`: the package's one formula,
     :func:`specdec_core.power.chi_square_power`, on the outcome laws p and b (arrays)."""
     from ..power import chi_square_power
@@ -84,13 +103,13 @@ def power_approx(p, b, n, *, threshold=1e-3, min_expected=5.0) -> float:
 
 
 def sample_size(
-    p,
-    b,
+    p: ArrayLike,
+    b: ArrayLike,
     *,
-    target_power=0.9,
-    threshold=1e-3,
-    grid=(100, 150, 200, 300, 400, 600, 800, 1200, 1600, 2400, 3200, 4800, 6400),
-):
+    target_power: float = 0.9,
+    threshold: float = 1e-3,
+    grid: Sequence[int] = (100, 150, 200, 300, 400, 600, 800, 1200, 1600, 2400, 3200, 4800, 6400),
+) -> tuple[int, float]:
     """The smallest n in ``grid`` whose power is at least ``target_power`` (and the power)."""
     for n in grid:
         pw = power(p, b, n, threshold=threshold)
@@ -103,11 +122,11 @@ class MemoTarget:
     """A target whose rows for (prefix, continuation) are computed once and reused: the law
     test repeats the same round thousands of times, and the model is deterministic."""
 
-    def __init__(self, target):
+    def __init__(self, target: ScoringTarget):
         self.target = target
         self.memo = {}
 
-    def score(self, prefix, continuation):
+    def score(self, prefix: Sequence[int], continuation: Sequence[int]) -> np.ndarray:
         key = (tuple(prefix), tuple(continuation))
         if key not in self.memo:
             self.memo[key] = np.asarray(self.target.score(prefix, continuation))
@@ -120,10 +139,12 @@ class MemoTarget:
 class FixedRowDraft:
     """The draft at one fixed prefix: proposes one token sampled from its stored row q."""
 
-    def __init__(self, q):
+    def __init__(self, q: ArrayLike):
         self.q = np.asarray(q, np.float64)
 
-    def propose(self, prefix, gamma, rng):
+    def propose(
+        self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
+    ) -> tuple[list[int], np.ndarray]:
         from ..batch import sample_rows
 
         toks = []
@@ -135,7 +156,15 @@ class FixedRowDraft:
         return self.q
 
 
-def first_token_samples(target, q, prefix, n, *, correction="residual", seed=0):
+def first_token_samples(
+    target: Target,
+    q: ArrayLike,
+    prefix: Sequence[int],
+    n: int,
+    *,
+    correction: str = "residual",
+    seed: int = 0,
+) -> tuple[Counter[int], int]:
     """n speculative rounds (γ = 1) from ``prefix`` through specdec_core.sampling's
     speculative_round: Counter of first emitted tokens, and how many proposals were accepted."""
     from ..sampling import speculative_round
@@ -150,7 +179,7 @@ def first_token_samples(target, q, prefix, n, *, correction="residual", seed=0):
     return counts, acc
 
 
-def law_dict(p, n, min_expected=5.0) -> dict:
+def law_dict(p: np.ndarray, n: int, min_expected: float = 5.0) -> dict[int | str, float]:
     """{token: p} for the tokens kept as cells; chi_square_gof pools the rest itself."""
     keep = set(pooled_cells(p, n, min_expected / 10).tolist())
     law = {int(x): float(p[x]) for x in keep}
@@ -158,7 +187,7 @@ def law_dict(p, n, min_expected=5.0) -> dict:
     return law
 
 
-def relabel(counts: Counter, law: dict) -> Counter:
+def relabel(counts: Counter, law: Mapping[Hashable, float]) -> Counter:
     out = Counter()
     for k, c in counts.items():
         out[k if k in law else "other"] += c

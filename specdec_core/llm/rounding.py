@@ -21,12 +21,23 @@ generations part.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..distributions import check_int
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
-def logits_two_ways(model, tokens, start: int, block: int):
+    from numpy.typing import ArrayLike
+
+    from .model import Llama
+
+
+def logits_two_ways(
+    model: Llama, tokens: Sequence[int], start: int, block: int
+) -> tuple[np.ndarray, np.ndarray]:
     """(one_at_a_time, in_blocks): float32 logits at positions start−1 … len(tokens)−2 (each
     predicting the next token), computed with the prompt ``tokens[:start]`` scored first and
     then (a) one position per forward call, (b) ``block`` positions per call."""
@@ -47,14 +58,14 @@ def logits_two_ways(model, tokens, start: int, block: int):
     return out[0], out[1]
 
 
-def top2_gap(logits) -> np.ndarray:
+def top2_gap(logits: ArrayLike) -> np.ndarray:
     """Per row, the largest logit minus the second largest (float64)."""
     z = np.asarray(logits, np.float64)
     part = np.partition(z, -2, axis=-1)
     return part[..., -1] - part[..., -2]
 
 
-def compare_paths(a, b) -> dict:
+def compare_paths(a: ArrayLike, b: ArrayLike) -> dict[str, Any]:
     """How two computations of the same logits differ: max |difference| (absolute, and per
     row relative to the row's largest |logit|), the number of rows whose argmax differs, and
     the top-2 gaps (of ``a``) at those rows and the smallest overall."""
@@ -77,7 +88,7 @@ def compare_paths(a, b) -> dict:
     }
 
 
-def first_divergence(a, b):
+def first_divergence(a: Iterable[int], b: Iterable[int]) -> int | None:
     """The first index where token sequences ``a`` and ``b`` differ (None if one is a prefix of
     the other)."""
     a, b = list(a), list(b)

@@ -5,12 +5,26 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from .loader import LlamaConfig, LoadInfo, load_gguf
 from .model import Llama
 from .tokenizer import TextCodec
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import TextIO
+
+    from ..sampling import GenerationResult
+    from ..types import Probs, ProposingDraft, Target
+    from .adapters import CachedTarget, CallLog, PromptLookupDraft
+
+    class TimedDraft(ProposingDraft, Protocol):
+        """A draft a timed run can account for: it proposes and logs its calls."""
+
+        log: CallLog
 
 
 @dataclass
@@ -21,12 +35,12 @@ class LoadedModel:
     info: LoadInfo
 
 
-def text_progress(stream=None, width=30):
+def text_progress(stream: TextIO | None = None, width: int = 30) -> Callable[[int, int, str], None]:
     """A progress callback printing one bar line per stage, updated in place."""
     stream = stream or sys.stderr
     state = {"stage": None}
 
-    def cb(i, n, stage):
+    def cb(i: int, n: int, stage: str) -> None:
         if stage != state["stage"]:
             if state["stage"] is not None:
                 stream.write("\n")
@@ -42,7 +56,12 @@ def text_progress(stream=None, width=30):
     return cb
 
 
-def load_model(path=None, *, cache=True, progress=None) -> LoadedModel:
+def load_model(
+    path: str | None = None,
+    *,
+    cache: bool | str = True,
+    progress: Callable[[int, int, str], object] | None = None,
+) -> LoadedModel:
     cfg, packed, tok, info = load_gguf(path, cache=cache, progress=progress)
     return LoadedModel(cfg, Llama(cfg, packed), TextCodec(tok), info)
 
@@ -78,36 +97,36 @@ class RunStats:
     prefill_s: float = 0.0
 
     @property
-    def e2e_s(self):
+    def e2e_s(self) -> float:
         return self.prefill_s + self.wall_s
 
     @property
-    def e2e_tokens_per_s(self):
+    def e2e_tokens_per_s(self) -> float:
         return self.n_tokens / self.e2e_s
 
     @property
-    def n_tokens(self):
+    def n_tokens(self) -> int:
         return len(self.tokens)
 
     @property
-    def overhead_s(self):
+    def overhead_s(self) -> float:
         return max(self.wall_s - self.target_s - self.draft_s, 0.0)
 
     @property
-    def tokens_per_s(self):
+    def tokens_per_s(self) -> float:
         return self.n_tokens / self.wall_s
 
     @property
-    def alpha(self):
+    def alpha(self) -> float:
         """Per-proposal acceptance: accepted / checked proposals (NaN if none checked)."""
         checked = self.accepted + self.rejected
         return self.accepted / checked if checked else float("nan")
 
     @property
-    def mean_k(self):
+    def mean_k(self) -> float:
         return self.n_tokens / self.rounds
 
-    def per_round_ms(self):
+    def per_round_ms(self) -> dict[str, float]:
         r = self.rounds
         return {
             "draft": 1e3 * self.draft_s / r,
@@ -115,7 +134,7 @@ class RunStats:
             "overhead": 1e3 * self.overhead_s / r,
         }
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         d = {
             k: getattr(self, k)
             for k in (
@@ -180,20 +199,30 @@ class OfferOnlyMatches:
     min(γ, draft.available(context, γ)) proposals (possibly none, then the round is a plain
     target step). How many depends only on the context, so the target's law is kept."""
 
-    def __init__(self, draft):
+    def __init__(self, draft: PromptLookupDraft):
         self.draft = draft
 
     def __call__(self, prefix):
         return self.draft(prefix)
 
-    def propose(self, prefix, gamma, rng):
+    def propose(
+        self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
+    ) -> tuple[Sequence[int], np.ndarray]:
         g = min(gamma, self.draft.available(prefix, gamma))
         if g == 0:
             return (), np.zeros((0, 0))
         return self.draft.propose(prefix, g, rng)
 
 
-def speculative_generate_adaptive(target, draft, prefix, *, gamma, max_new_tokens, rng):
+def speculative_generate_adaptive(
+    target: Target,
+    draft: PromptLookupDraft,
+    prefix: Sequence[int],
+    *,
+    gamma: int,
+    max_new_tokens: int,
+    rng: np.random.Generator,
+) -> GenerationResult:
     """Speculative sampling where each round drafts only what the draft really has:
     γ_round = min(γ, draft.available(context, γ), remaining − 1). The library's own
     ``speculative_generate`` runs it: drafts may offer fewer than γ proposals."""
@@ -215,7 +244,17 @@ class StaleStateError(RuntimeError):
     served from the previous run."""
 
 
-def timed_run(target, draft, prompt, *, gamma=0, max_new_tokens, rng, adaptive=False, label=None):
+def timed_run(
+    target: CachedTarget,
+    draft: TimedDraft | None,
+    prompt: Sequence[int],
+    *,
+    gamma: int = 0,
+    max_new_tokens: int,
+    rng: np.random.Generator,
+    adaptive: bool = False,
+    label: str | None = None,
+) -> RunStats:
     """One timed generation from a **fresh** target (and draft): checks that both hold no
     state (raises :class:`StaleStateError`), scores the prompt into them (``prefill_s``), then
     decodes ``max_new_tokens`` tokens — plain decoding when ``draft`` is None, speculative
@@ -266,13 +305,29 @@ def _reset(obj):
         obj.reset()
 
 
-def run_plain(target, prefix, max_new_tokens, rng, label="plain"):
+def run_plain(
+    target: CachedTarget,
+    prefix: Sequence[int],
+    max_new_tokens: int,
+    rng: np.random.Generator,
+    label: str = "plain",
+) -> RunStats:
     """Plain decoding, timed decode-only after a prefill; the target is reset first."""
     _reset(target)
     return timed_run(target, None, prefix, max_new_tokens=max_new_tokens, rng=rng, label=label)
 
 
-def run_speculative(target, draft, prefix, gamma, max_new_tokens, rng, *, adaptive=False, label=None):
+def run_speculative(
+    target: CachedTarget,
+    draft: TimedDraft,
+    prefix: Sequence[int],
+    gamma: int,
+    max_new_tokens: int,
+    rng: np.random.Generator,
+    *,
+    adaptive: bool = False,
+    label: str | None = None,
+) -> RunStats:
     """Speculative decoding, timed decode-only after a prefill; target and draft are reset first."""
     _reset(target)
     _reset(draft)
@@ -289,17 +344,17 @@ def run_speculative(target, draft, prefix, gamma, max_new_tokens, rng, *, adapti
 
 
 def sweep(
-    make_target,
-    make_draft,
-    prompts: dict,
-    configs,
+    make_target: Callable[[float], CachedTarget],
+    make_draft: Callable[..., TimedDraft],
+    prompts: dict[str, Sequence[int]],
+    configs: Iterable[tuple[str, int, bool]],
     *,
-    temperatures,
-    reps,
-    max_new_tokens,
-    seed=100,
-    on_run=None,
-):
+    temperatures: Iterable[float],
+    reps: int,
+    max_new_tokens: int | dict[str, int],
+    seed: int = 100,
+    on_run: Callable[[dict[str, Any]], object] | None = None,
+) -> list[dict[str, Any]]:
     """The benchmark's timed sweep, interleaved: for each repetition, workload and temperature
     (a *block*), one plain run and one run of every speculative configuration ``(draft_name,
     gamma, adaptive)``, in an order shuffled afresh for every block (seeded by ``seed`` and the
@@ -345,7 +400,7 @@ def sweep(
     return out
 
 
-def expected_tokens_iid(alpha, gamma):
+def expected_tokens_iid(alpha: float, gamma: int) -> float:
     """E[K] for independent acceptances (notebook 04), as a float: the one formula,
     :func:`specdec_core.counts.expected_output_count`."""
     from ..counts import expected_output_count
@@ -353,7 +408,7 @@ def expected_tokens_iid(alpha, gamma):
     return float(expected_output_count(float(alpha), int(gamma)))
 
 
-def one_step_gap(p, q):
+def one_step_gap(p: Probs, q: Probs) -> float:
     """max |output distribution − p| for one strict verification step (verify.output_distribution)."""
     from ..verify import output_distribution
 

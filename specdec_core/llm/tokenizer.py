@@ -5,10 +5,17 @@ space. Control tokens (``<|im_start|>``, ``<|im_end|>``, …) are registered as 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from tokenizers import Tokenizer
+
 CONTROL = 3  # gguf TokenType.CONTROL
 
 
-def build_tokenizer(tok_data: dict):
+def build_tokenizer(tok_data: dict[str, Any]) -> Tokenizer:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
     tokens = tok_data["tokens"]
@@ -32,15 +39,15 @@ def build_tokenizer(tok_data: dict):
 class TextCodec:
     """encode(str) -> list[int], decode(list[int]) -> str, plus the chat template's wrapper."""
 
-    def __init__(self, tok_data: dict):
+    def __init__(self, tok_data: dict[str, Any]):
         self.tk = build_tokenizer(tok_data)
         self.bos_id = tok_data.get("bos_token_id")
         self.eos_id = tok_data.get("eos_token_id")
 
-    def encode(self, text: str) -> list:
+    def encode(self, text: str) -> list[int]:
         return self.tk.encode(text, add_special_tokens=False).ids
 
-    def decode(self, ids) -> str:
+    def decode(self, ids: Iterable[int]) -> str:
         return self.tk.decode([int(i) for i in ids], skip_special_tokens=False)
 
     def token_text(self, i: int) -> str:
@@ -48,7 +55,7 @@ class TextCodec:
 
     def chat(
         self, user: str, system: str = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
-    ) -> list:
+    ) -> list[int]:
         """Token ids of a one-turn ChatML prompt ending where the assistant's answer starts."""
         text = (
             f"<|im_start|>system\n{system}<|im_end|>\n"

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .tokenizer import TextCodec
+
 PARAGRAPH = (
     "The lighthouse stood at the end of a narrow spit of rock, and every night for forty years "
     "its keeper climbed the one hundred and twelve steps to light the lamp. Ships passing in the "
@@ -46,7 +51,7 @@ WORKLOADS = {
 }
 
 
-def workload_prompt(codec, name: str) -> list:
+def workload_prompt(codec: TextCodec, name: str) -> list[int]:
     if name not in WORKLOADS:
         raise ValueError(f"workload must be one of {tuple(WORKLOADS)}, got {name!r}")
     return codec.chat(WORKLOADS[name][1])
@@ -70,13 +75,13 @@ CALIBRATION = {
 }
 
 
-def calibration_prompt(codec, name: str) -> list:
+def calibration_prompt(codec: TextCodec, name: str) -> list[int]:
     if name not in CALIBRATION:
         raise ValueError(f"calibration prompt must be one of {tuple(CALIBRATION)}, got {name!r}")
     return codec.chat(CALIBRATION[name])
 
 
-def docstring_sequences(codec, seq_len: int = 256) -> dict:
+def docstring_sequences(codec: TextCodec, seq_len: int = 256) -> dict[str, list[list[int]]]:
     """{module path: [token sequences]}: calibration text for the feature draft that is never
     evaluated — the docstrings (≥ 80 characters) of ``specdec_core``'s own modules, frozen in
     ``llm/corpus.json`` (``tools/freeze_corpus.py``; it ships with the package), packed into
@@ -100,7 +105,9 @@ def docstring_sequences(codec, seq_len: int = 256) -> dict:
     return out
 
 
-def split_by_module(docs: dict, held_fraction: float = 0.2) -> tuple:
+def split_by_module(
+    docs: dict[str, list[list[int]]], held_fraction: float = 0.2
+) -> tuple[list[list[int]], list[list[int]]]:
     """(fit sequences, held-out sequences), split by module with a stable hash of its path."""
     import zlib
 
