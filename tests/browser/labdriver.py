@@ -39,8 +39,9 @@ PROJECT_OVERRIDES = Path(os.environ.get("SPECDEC_PROJECT_OVERRIDES", ROOT / "bin
 #: How long a readout may take to show the texts of a new state before the test fails. Generous:
 #: this is a correctness test on a shared 2-core machine; speed is measured in benchmarks/.
 UPDATE_TIMEOUT_MS = 15_000
-#: Debian's Chromium (no browser is ever downloaded) and the flags every browser test and
-#: benchmarks/bench_browser.py launch it with (the field notes' set).
+#: Debian's Chromium (no browser is ever downloaded) and the flags every browser test launches
+#: it with (the field notes' set). benchmarks/bench_browser.py imports no test: it keeps its own
+#: list (these plus the background-throttling switches a latency measurement needs).
 CHROMIUM = Path(os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
     "--headless",

@@ -1,4 +1,5 @@
-"""Start and stop the JupyterLab server of the browser tests and benchmarks/bench_browser.py.
+"""Start and stop the JupyterLab server of the browser tests (benchmarks/bench_browser.py
+imports no test: it starts its own Lab through ``tools/labproc.py`` too).
 
 - The server (``tools/labproc.py``: isolated folders, loopback, a free port, a random token,
   readiness by TCP connect, a stop that leaves no kernel behind) runs on a temporary copy of
