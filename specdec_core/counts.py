@@ -24,7 +24,9 @@ from .distributions import check_gamma, check_probability
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from .types import ArrayLike, Probs, Scalar
+    from numpy.typing import ArrayLike
+
+    from .types import Probs, Scalar
 
 #: Largest γ for *exact* (Fraction) α strictly between 0 and 1: α^γ has about γ·log₂(denominator)
 #: bits, so beyond this the exact answer is too big to be useful. Float α has no limit for E[K].

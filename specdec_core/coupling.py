@@ -27,7 +27,9 @@ from .verify import accepted_mass, residual_distribution
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .types import ArrayLike, Probs, Scalar
+    from numpy.typing import ArrayLike
+
+    from .types import Probs, Scalar
 
 #: best_agreement solves an LP with V² unknowns: at most this many symbols.
 MAX_LP_SYMBOLS = 12

@@ -49,8 +49,10 @@ from .timing import draft_cost_ms, verify_cost_ms
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from numpy.typing import ArrayLike
+
     from .sampling import RoundRecord
-    from .types import ArrayLike, Probs, Scalar
+    from .types import Probs, Scalar
 
 __all__ = [
     "arrival_times_ms",

@@ -27,7 +27,9 @@ from .distributions import check_int
 if TYPE_CHECKING:
     from collections.abc import Hashable, Iterable, Mapping, Sequence
 
-    from .types import ArrayLike, Scalar
+    from numpy.typing import ArrayLike
+
+    from .types import Scalar
 
 #: The p-value below which the notebooks and tests reject "the samples follow the law".
 DEFAULT_THRESHOLD = 1e-3

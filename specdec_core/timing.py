@@ -30,7 +30,9 @@ from .distributions import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .types import ArrayLike, Scalar
+    from numpy.typing import ArrayLike
+
+    from .types import Scalar
 
 
 def _check_tokens(x, name="expected_tokens"):

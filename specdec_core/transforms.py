@@ -39,7 +39,9 @@ from .verify import acceptance_probabilities, correction_weights
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from .types import ArrayLike, ModelFn, Probs, Scalar
+    from numpy.typing import ArrayLike
+
+    from .types import ModelFn, Probs, Scalar
 
     #: A one-argument transform of distributions (see :func:`make_transform`).
     Transform = Callable[[np.ndarray], np.ndarray]

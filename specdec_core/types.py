@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     import sympy
 
 __all__ = [
-    "ArrayLike",
     "Draft",
     "ExactModel",
     "GammaPolicy",
