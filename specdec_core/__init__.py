@@ -33,7 +33,6 @@ from .roofline import (
     pass_flops,
     pass_time,
     ridge_point,
-    serving_point,
     verification_cost,
 )
 from .sampling import (
@@ -43,6 +42,7 @@ from .sampling import (
     speculative_generate,
     speculative_round,
 )
+from .serving import serving_point
 from .timing import (
     baseline_tokens_per_second,
     break_even_verify_ms,

@@ -57,6 +57,13 @@ def is_exact(x) -> bool:
     return _is_exact_scalar(x)
 
 
+def exact_ratio(a: int | Fraction | float, b: int | Fraction | float) -> Fraction | float:
+    """a / b: a Fraction when both are ints or Fractions (exact in, exact out), else a float."""
+    if all(isinstance(x, (int, Fraction)) and not isinstance(x, bool) for x in (a, b)):
+        return Fraction(a) / Fraction(b)
+    return float(a) / float(b)
+
+
 def _flatten(x):
     for v in x:
         if isinstance(v, (list, tuple, np.ndarray)):

@@ -18,18 +18,20 @@ The pass is *memory-bound* while the first term wins: then extra positions ride 
 for free. Its *arithmetic intensity* FLOPs ÷ bytes crosses the hardware's *ridge point*
 peak ÷ bandwidth exactly where it turns *compute-bound*.
 
-Everything here is pure arithmetic on declared inputs. Exact inputs (int / Fraction) give
-exact Fractions; any float gives floats. Hardware numbers are either **assumed** (a vendor
-datasheet, named in ``source``) or **measured** (built from ``specdec_core/results/hardware.json``
-by :func:`hardware_from_benchmark`).
+What a whole round of speculative decoding costs at a batch, priced on this roofline, is
+:mod:`specdec_core.serving`. Everything here is pure arithmetic on declared inputs. Exact inputs
+(int / Fraction) give exact Fractions; any float gives floats. Hardware numbers are either
+**assumed** (a vendor datasheet, named in ``source``) or **measured** (built from
+``specdec_core/results/hardware.json`` by :func:`hardware_from_benchmark`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-from .counts import expected_output_count
 from .distributions import (
     check_bool,
     check_finite_result,
@@ -39,26 +41,24 @@ from .distributions import (
     check_name,
     check_nonnegative,
     check_positive,
-    check_probability,
     check_size,
+    exact_ratio,
     is_exact,
     to_fraction,
 )
-from .kv import check_dtype, get_shape, model_kv_bytes
+from .kv import ModelShape, check_dtype, get_shape, model_kv_bytes
+
+if TYPE_CHECKING:
+    from .types import Scalar
 
 __all__ = [
     "HARDWARE",
-    "LEVIATHAN_SOURCE",
-    "LEVIATHAN_TABLE2",
     "Hardware",
     "PassTime",
-    "ServingPoint",
     "arithmetic_intensity",
-    "break_even_batch",
     "float_hardware",
     "get_hardware",
     "hardware_from_benchmark",
-    "implied_draft_cost",
     "memory_bound_positions",
     "pass_bytes",
     "pass_flops",
@@ -66,18 +66,13 @@ __all__ = [
     "relative_cost",
     "ridge_point",
     "roofline_curve",
-    "serving_curve",
-    "serving_point",
-    "speculation_speedup",
     "verification_cost",
 ]
 
+#: roofline_curve prices one pass per position count: at most this many.
+MAX_CURVE_POINTS = 10**4
 
 # ---------------------------------------------------------------- validation
-
-
-def _positive(x, name: str, what: str):
-    return check_positive(x, name, what)
 
 
 def _hardware_number(x, name: str, what: str, positive: bool = True):
@@ -97,17 +92,6 @@ def _hardware_number(x, name: str, what: str, positive: bool = True):
 
 def _exact(*xs) -> bool:
     return all(isinstance(x, (int, Fraction)) and not isinstance(x, bool) for x in xs)
-
-
-def _div(a, b):
-    """a / b, exact when both are exact."""
-    if _exact(a, b):
-        return Fraction(a) / Fraction(b)
-    return float(a) / float(b)
-
-
-def _max(a, b):
-    return max(a, b)
 
 
 # ---------------------------------------------------------------- hardware
@@ -201,7 +185,7 @@ HARDWARE = {
 }
 
 
-def get_hardware(hw) -> Hardware:
+def get_hardware(hw: Hardware | str) -> Hardware:
     """A :class:`Hardware`, or the name of a preset in :data:`HARDWARE`."""
     if isinstance(hw, Hardware):
         return hw
@@ -210,18 +194,16 @@ def get_hardware(hw) -> Hardware:
     raise ValueError(f"hardware must be a Hardware or one of {tuple(HARDWARE)}, got {hw!r}")
 
 
-def float_hardware(hw) -> Hardware:
+def float_hardware(hw: Hardware | str) -> Hardware:
     """The same hardware with float numbers (fast arithmetic for labs and searches; exact
     Fractions are for checking, not for redrawing a figure)."""
-    from dataclasses import replace
-
     h = get_hardware(hw)
     return replace(
         h, bandwidth=float(h.bandwidth), peak=float(h.peak), pass_overhead_s=float(h.pass_overhead_s)
     )
 
 
-def hardware_from_benchmark(results, *, threads: int = 2) -> Hardware:
+def hardware_from_benchmark(results: object, *, threads: int = 2) -> Hardware:
     """This machine as **measured** by ``benchmarks/bench_hardware.py``: bandwidth from the
     STREAM-like copy with ``threads`` threads, peak from the best float32 matmul throughput
     seen at that thread count. ``results`` is the stored record
@@ -260,7 +242,16 @@ def _shape_args(model, positions, sequences, context):
     return m, T, S, L
 
 
-def pass_bytes(model, *, dtype, positions, sequences=1, context=0, weight_dtype=None, parts: bool = False):
+def pass_bytes(
+    model: ModelShape | str,
+    *,
+    dtype: str | int,
+    positions: int,
+    sequences: int = 1,
+    context: int = 0,
+    weight_dtype: str | int | None = None,
+    parts: bool = False,
+) -> int | dict[str, int]:
     """Bytes one pass moves, equation (1): every weight once, each sequence's cached keys and
     values for ``context`` tokens, and the new keys and values for ``positions`` tokens
     (exact int). ``dtype`` is the cache's dtype, ``weight_dtype`` the weights' (default: the
@@ -277,7 +268,9 @@ def pass_bytes(model, *, dtype, positions, sequences=1, context=0, weight_dtype=
     return total
 
 
-def pass_flops(model, *, positions, sequences=1, context=0, parts: bool = False):
+def pass_flops(
+    model: ModelShape | str, *, positions: int, sequences: int = 1, context: int = 0, parts: bool = False
+) -> int | dict[str, int]:
     """FLOPs of one pass, equation (2) (exact int): 2 per parameter per new position per
     sequence, plus attention over the ``context`` cached tokens and the new ones. With
     ``parts=True``: a dict with ``matmul``, ``attention``, ``total``."""
@@ -290,17 +283,17 @@ def pass_flops(model, *, positions, sequences=1, context=0, parts: bool = False)
     return matmul + attention
 
 
-def arithmetic_intensity(flops, n_bytes):
+def arithmetic_intensity(flops: Scalar, n_bytes: Scalar) -> Scalar:
     """FLOPs per byte moved (exact for exact inputs)."""
     f = check_nonnegative(flops, "flops", "a number of FLOPs")
-    b = _positive(n_bytes, "n_bytes", "a number of bytes")
-    return _div(f, b)
+    b = check_positive(n_bytes, "n_bytes", "a number of bytes")
+    return exact_ratio(f, b)
 
 
-def ridge_point(hardware):
+def ridge_point(hardware: Hardware | str) -> Scalar:
     """peak ÷ bandwidth, in FLOPs per byte: work below this intensity is memory-bound."""
     hw = get_hardware(hardware)
-    return _div(hw.peak, hw.bandwidth)
+    return exact_ratio(hw.peak, hw.bandwidth)
 
 
 # ---------------------------------------------------------------- time of a pass
@@ -319,7 +312,7 @@ class PassTime:
     total_s: object = field(init=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "total_s", _max(self.memory_s, self.compute_s) + self.overhead_s)
+        object.__setattr__(self, "total_s", max(self.memory_s, self.compute_s) + self.overhead_s)
 
     @property
     def bound(self) -> str:
@@ -328,7 +321,7 @@ class PassTime:
 
     @property
     def intensity(self):
-        return _div(self.flops, self.n_bytes)
+        return exact_ratio(self.flops, self.n_bytes)
 
     @property
     def total_ms(self):
@@ -336,7 +329,15 @@ class PassTime:
 
 
 def pass_time(
-    model, hardware, *, dtype, positions, sequences=1, context=0, weight_dtype=None, overhead_s=None
+    model: ModelShape | str,
+    hardware: Hardware | str,
+    *,
+    dtype: str | int,
+    positions: int,
+    sequences: int = 1,
+    context: int = 0,
+    weight_dtype: str | int | None = None,
+    overhead_s: Scalar | None = None,
 ) -> PassTime:
     """Equation (3) for one pass. ``overhead_s`` overrides the hardware's fixed per-pass cost."""
     hw = get_hardware(hardware)
@@ -358,7 +359,11 @@ def pass_time(
     if not exact:
         o = float(o)
     out = PassTime(
-        n_bytes=b, flops=f, memory_s=_div(b, hw.bandwidth), compute_s=_div(f, hw.peak), overhead_s=o
+        n_bytes=b,
+        flops=f,
+        memory_s=exact_ratio(b, hw.bandwidth),
+        compute_s=exact_ratio(f, hw.peak),
+        overhead_s=o,
     )
     check_finite_result(
         out.total_ms if not isinstance(out.total_ms, Fraction) else 0.0,
@@ -369,8 +374,16 @@ def pass_time(
 
 
 def verification_cost(
-    model, hardware, *, dtype, gamma, sequences=1, context=0, weight_dtype=None, overhead_s=None
-):
+    model: ModelShape | str,
+    hardware: Hardware | str,
+    *,
+    dtype: str | int,
+    gamma: int,
+    sequences: int = 1,
+    context: int = 0,
+    weight_dtype: str | int | None = None,
+    overhead_s: Scalar | None = None,
+) -> Scalar:
     """Time of one pass over γ + 1 positions in units of one decode step (a pass over one
     position) at the same batch and context: 1 means verification is "free"."""
     g = check_gamma(gamma)
@@ -378,11 +391,18 @@ def verification_cost(
         dtype=dtype, sequences=sequences, context=context, weight_dtype=weight_dtype, overhead_s=overhead_s
     )
     one = pass_time(model, hardware, positions=1, **kw).total_s
-    return _div(pass_time(model, hardware, positions=g + 1, **kw).total_s, one)
+    return exact_ratio(pass_time(model, hardware, positions=g + 1, **kw).total_s, one)
 
 
 def memory_bound_positions(
-    model, hardware, *, dtype, sequences=1, context=0, weight_dtype=None, max_positions: int = 4096
+    model: ModelShape | str,
+    hardware: Hardware | str,
+    *,
+    dtype: str | int,
+    sequences: int = 1,
+    context: int = 0,
+    weight_dtype: str | int | None = None,
+    max_positions: int = 4096,
 ) -> int:
     """The largest T ≤ ``max_positions`` whose pass is still memory-bound (0 if even one
     position is compute-bound). Up to there, positions cost (almost) only the bytes they
@@ -404,168 +424,10 @@ def memory_bound_positions(
     return lo
 
 
-# ---------------------------------------------------------------- speculation on a roofline
-
-
-@dataclass(frozen=True)
-class ServingPoint:
-    """One (batch S, γ, α) point of speculative decoding priced by the roofline.
-
-    Times in seconds. ``target_s`` the verification pass (γ + 1 positions, S sequences),
-    ``draft_s`` the γ draft passes (one position each), ``step_s`` a plain decode step of the
-    target at the same batch; ``expected_tokens`` E[K] per sequence per round (iid α);
-    ``throughput`` tokens/s across the batch; ``latency_per_token_s`` the mean time between a
-    sequence's tokens; ``draft_ratio`` c = draft pass ÷ target decode step."""
-
-    sequences: int
-    gamma: int
-    alpha: object
-    expected_tokens: object
-    draft_s: object
-    target_s: object
-    step_s: object
-    draft_ratio: object
-    target_bound: str
-
-    @property
-    def round_s(self):
-        return self.draft_s + self.target_s
-
-    @property
-    def throughput(self):
-        return _div(self.sequences * self.expected_tokens, self.round_s)
-
-    @property
-    def latency_per_token_s(self):
-        return _div(self.round_s, self.expected_tokens)
-
-    @property
-    def speedup(self):
-        """Rate with speculation ÷ rate of plain decoding at the same batch."""
-        return speculation_speedup(self)
-
-
-def serving_point(
-    target, draft, hardware, *, dtype, alpha, gamma, sequences, context, weight_dtype=None
-) -> ServingPoint:
-    """Price one round: γ draft passes (each reads the draft's weights and its own cache for
-    all S sequences) and one target pass over γ + 1 positions (the target's weights and S
-    caches), on the same device. γ = 0 is plain decoding (no draft at all)."""
-    a = check_probability(alpha, "alpha", scalar=True)
-    g = check_gamma(gamma)
-    kw = dict(dtype=dtype, sequences=sequences, context=context, weight_dtype=weight_dtype)
-    step = pass_time(target, hardware, positions=1, **kw)
-    tgt = pass_time(target, hardware, positions=g + 1, **kw) if g else step
-    d_one = pass_time(draft, hardware, positions=1, **kw).total_s
-    ek = expected_output_count(a, g)
-    if not isinstance(ek, Fraction):
-        ek = float(ek)
-    return ServingPoint(
-        sequences=check_int(sequences, "sequences", 1),
-        gamma=g,
-        alpha=a,
-        expected_tokens=ek,
-        draft_s=g * d_one,
-        target_s=tgt.total_s,
-        step_s=step.total_s,
-        draft_ratio=_div(d_one, step.total_s),
-        target_bound=tgt.bound,
-    )
-
-
-def serving_curve(
-    target, draft, hardware, *, dtype, alpha, sequences, context, max_gamma: int
-) -> tuple[ServingPoint, ...]:
-    """:func:`serving_point` for γ = 0, 1, …, ``max_gamma`` (same arguments otherwise).
-
-    Memoized (the last 256 curves): a lab asks for the same curve from its readouts and from its
-    figure, and a learner moves back and forth between settings. The key is the arguments'
-    ``repr``, which tells ``Fraction(1, 2)`` from ``0.5`` (exact in, exact out).
-    """
-    g = check_int(max_gamma, "max_gamma", 0, MAX_SERVING_GAMMA)
-    key = repr((target, draft, hardware, dtype, alpha, sequences, context, g))
-    curve = _CURVES.pop(key, None)
-    if curve is None:
-        kw = dict(dtype=dtype, alpha=alpha, sequences=sequences, context=context)
-        curve = tuple(serving_point(target, draft, hardware, gamma=k, **kw) for k in range(g + 1))
-        if len(_CURVES) >= 256:
-            _CURVES.pop(next(iter(_CURVES)))
-    _CURVES[key] = curve  # most recently used last
-    return curve
-
-
-_CURVES: dict = {}
-
-#: serving_curve prices one round per γ = 0 … max_gamma: at most this many.
-MAX_SERVING_GAMMA = 1000
-
-#: roofline_curve prices one pass per position count: at most this many.
-MAX_CURVE_POINTS = 10**4
-
-
-def speculation_speedup(point: ServingPoint):
-    """Notebook 05's ratio R/R₀ for a priced round, through :func:`timing.speedup_ratio`
-    (times in ms): E[K] × plain step ÷ (draft + verification)."""
-    from .timing import speedup_ratio
-
-    if not isinstance(point, ServingPoint):
-        raise ValueError(f"point must be a ServingPoint, got {type(point).__name__}")
-    return speedup_ratio(
-        point.expected_tokens,
-        draft_ms=point.draft_s * 1000,
-        verify_ms=point.target_s * 1000,
-        baseline_ms=point.step_s * 1000,
-    )
-
-
-def break_even_batch(
-    target, draft, hardware, *, dtype, alpha, gamma, context, max_sequences: int = 1024, weight_dtype=None
-):
-    """The smallest batch S ≤ ``max_sequences`` at which speculation with this γ no longer
-    beats plain decoding at the same batch (speed-up ≤ 1), or ``None`` if it pays throughout.
-
-    The speed-up falls as the batch grows (more of each pass turns compute-bound), so a
-    bisection finds the crossing; float arithmetic (a search, not an exact result). The tests
-    check it against a plain scan."""
-    cap = check_int(max_sequences, "max_sequences", 1)
-    check_int(check_gamma(gamma), "gamma", 1)
-    hwf = float_hardware(hardware)
-    a = float(check_probability(alpha, "alpha"))
-
-    def loses(S):
-        return (
-            serving_point(
-                target,
-                draft,
-                hwf,
-                dtype=dtype,
-                alpha=a,
-                gamma=gamma,
-                sequences=S,
-                context=context,
-                weight_dtype=weight_dtype,
-            ).speedup
-            <= 1
-        )
-
-    if loses(1):
-        return 1
-    if not loses(cap):
-        return None
-    lo, hi = 1, cap  # lo pays, hi loses
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if loses(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
 # ---------------------------------------------------------------- measured curves
 
 
-def relative_cost(curve: dict) -> dict:
+def relative_cost(curve: dict[int, Scalar]) -> dict[int, Scalar]:
     """{T: time(T) ÷ time(1)}: a cost curve in decode steps."""
     if not isinstance(curve, dict) or 1 not in curve:
         raise ValueError("curve must be a dict {T: time} with T = 1")
@@ -573,47 +435,18 @@ def relative_cost(curve: dict) -> dict:
         check_int(T, "curve's position T", 1)
         check_positive(v, f"curve[{T}]", "a positive, finite time")
     one = curve[1]
-    return {T: _div(v, one) for T, v in curve.items()}
+    return {T: exact_ratio(v, one) for T, v in curve.items()}
 
 
-def roofline_curve(model, hardware, *, dtype, positions, context=0) -> dict:
+def roofline_curve(
+    model: ModelShape | str,
+    hardware: Hardware | str,
+    *,
+    dtype: str | int,
+    positions: Sequence[int],
+    context: int = 0,
+) -> dict[int, Scalar]:
     """{T: pass time in ms} at batch 1 for each T in ``positions``."""
     ts = check_int_sequence(positions, "positions", 1)
     check_size(len(ts), "positions", MAX_CURVE_POINTS, "passes")
     return {T: pass_time(model, hardware, dtype=dtype, positions=T, context=context).total_ms for T in ts}
-
-
-# ---------------------------------------------------------------- what the paper reported
-
-#: Leviathan, Kalman & Matias (2023), "Fast Inference from Transformers via Speculative
-#: Decoding", ICML 2023 (arXiv:2211.17192), Table 2: T5-XXL (11B) target, batch 1, one TPU-v4,
-#: walltime speed-up over the T5X baseline. Rows: (task, draft, temperature, γ, α, speed-up).
-#: Reported numbers (neither derived nor measured here).
-LEVIATHAN_TABLE2 = (
-    ("EnDe", "T5-small", 0, 7, Fraction(75, 100), Fraction(34, 10)),
-    ("EnDe", "T5-base", 0, 7, Fraction(80, 100), Fraction(28, 10)),
-    ("EnDe", "T5-large", 0, 7, Fraction(82, 100), Fraction(17, 10)),
-    ("EnDe", "T5-small", 1, 7, Fraction(62, 100), Fraction(26, 10)),
-    ("EnDe", "T5-base", 1, 5, Fraction(68, 100), Fraction(24, 10)),
-    ("EnDe", "T5-large", 1, 3, Fraction(71, 100), Fraction(14, 10)),
-    ("CNNDM", "T5-small", 0, 5, Fraction(65, 100), Fraction(31, 10)),
-    ("CNNDM", "T5-base", 0, 5, Fraction(73, 100), Fraction(30, 10)),
-    ("CNNDM", "T5-large", 0, 3, Fraction(74, 100), Fraction(22, 10)),
-    ("CNNDM", "T5-small", 1, 5, Fraction(53, 100), Fraction(23, 10)),
-    ("CNNDM", "T5-base", 1, 3, Fraction(55, 100), Fraction(22, 10)),
-    ("CNNDM", "T5-large", 1, 3, Fraction(56, 100), Fraction(17, 10)),
-)
-LEVIATHAN_SOURCE = (
-    "Leviathan, Kalman & Matias, Fast Inference from Transformers via Speculative "
-    "Decoding, ICML 2023 (arXiv:2211.17192), Table 2: T5-XXL target, batch 1, TPU-v4"
-)
-
-
-def implied_draft_cost(alpha, gamma, speedup):
-    """The cost ratio c at which Leviathan et al.'s factor (1 − α^(γ+1)) / ((1 − α)(γc + 1))
-    equals ``speedup``: c = (E[K] ÷ speed-up − 1) ÷ γ. Negative means the reported speed-up
-    exceeds even a free draft's (c = 0) under iid acceptance."""
-    g = check_int(check_gamma(gamma), "gamma", 1)
-    s = _positive(speedup, "speedup", "a positive speed-up")
-    ek = expected_output_count(check_probability(alpha, "alpha"), g)
-    return (_div(ek, s) - 1) / g

@@ -343,6 +343,7 @@ import specdec_core.sampling  # noqa: E402, F401
 import specdec_core.timing  # noqa: E402, F401
 from specdec_core import multidraft as md  # noqa: E402
 from specdec_core import roofline as RF  # noqa: E402
+from specdec_core import serving as SV  # noqa: E402
 from specdec_core import tree_laws as tl  # noqa: E402
 from specdec_core import tree_sampling as ts  # noqa: E402
 from specdec_core import trees as tr  # noqa: E402
@@ -441,7 +442,7 @@ ISSUE27 = [
     ),
     (
         "H5 max_gamma",
-        lambda: RF.serving_curve(
+        lambda: SV.serving_curve(
             M8, D1B, HW, dtype="bf16", alpha=0.5, sequences=1, context=0, max_gamma=10**5
         ),
         "max_gamma must be at most 1000",
@@ -1098,7 +1099,7 @@ COUNT_TAKERS = {
     "simulate_ragged_batch(rounds)": lambda v: sc.simulate_ragged_batch(
         GOOD, GOOD, gamma=1, batch=1, rounds=v, rng=R(0)
     ),
-    "serving_curve(max_gamma)": lambda v: RF.serving_curve(
+    "serving_curve(max_gamma)": lambda v: SV.serving_curve(
         M8, D1B, HW, dtype="bf16", alpha=0.5, sequences=1, context=0, max_gamma=v
     ),
     "roofline_curve(positions)": lambda v: RF.roofline_curve(M8, HW, dtype="bf16", positions=[v]),

@@ -1,5 +1,5 @@
 """roofline.py: bytes and FLOPs of a pass by hand, exactness, the two limits, monotonicity,
-units, the hardware presets and the measured-hardware reader, and the serving model."""
+units, the hardware presets and the measured-hardware reader; serving.py: the serving model."""
 
 from fractions import Fraction as F
 
@@ -19,11 +19,9 @@ from specdec_core.roofline import (
     pass_flops,
     pass_time,
     ridge_point,
-    serving_curve,
-    serving_point,
-    speculation_speedup,
     verification_cost,
 )
+from specdec_core.serving import serving_curve, serving_point, speculation_speedup
 from specdec_core.timing import improvement_factor
 
 TINY = ModelShape(
@@ -222,7 +220,15 @@ def test_serving_curve_is_serving_point_per_gamma_and_keeps_exactness():
         curve = serving_curve(*args, alpha=alpha, max_gamma=5, **kw)
         assert curve == tuple(serving_point(*args, alpha=alpha, gamma=g, **kw) for g in range(6))
         assert isinstance(curve[3].expected_tokens, F) == isinstance(alpha, F)
-    assert serving_curve(*args, alpha=0.5, max_gamma=5, **kw) is serving_curve(
+    # the roofline lab memoizes curves (serving_curve itself keeps no state), by the arguments'
+    # repr: Fraction(1, 2) and 0.5 are equal and equally hashed, but not the same curve
+    from specdec_core.labs.roofline import lab_serving_curve
+
+    for alpha in (F(1, 2), 0.5, F(1, 2)):
+        memo = lab_serving_curve(*args, alpha=alpha, max_gamma=5, **kw)
+        assert memo == serving_curve(*args, alpha=alpha, max_gamma=5, **kw)
+        assert isinstance(memo[3].expected_tokens, F) == isinstance(alpha, F)
+    assert lab_serving_curve(*args, alpha=0.5, max_gamma=5, **kw) is lab_serving_curve(
         *args, alpha=0.5, max_gamma=5, **kw
     )
     with pytest.raises(ValueError, match="max_gamma"):
@@ -420,7 +426,7 @@ def test_relative_cost():
 
 
 def test_leviathan_rows_and_implied_cost():
-    from specdec_core.roofline import LEVIATHAN_TABLE2, implied_draft_cost
+    from specdec_core.serving import LEVIATHAN_TABLE2, implied_draft_cost
 
     assert len(LEVIATHAN_TABLE2) == 12
     # EnDe T5-small, greedy: α = 0.75, γ = 7, reported 3.4×; a free draft would give 3.6×
@@ -433,7 +439,7 @@ def test_leviathan_rows_and_implied_cost():
 
 
 def test_break_even_batch():
-    from specdec_core.roofline import break_even_batch
+    from specdec_core.serving import break_even_batch
 
     kw = dict(dtype="bf16", alpha=F(7, 10), gamma=8, context=512)
     S = break_even_batch("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", max_sequences=256, **kw)
@@ -449,7 +455,7 @@ def test_break_even_batch():
     "context,alpha,gamma", [(512, 0.6, 8), (512, 0.8, 2), (8192, 0.6, 8), (2048, 0.8, 2)]
 )
 def test_break_even_bisection_matches_scan(context, alpha, gamma):
-    from specdec_core.roofline import break_even_batch
+    from specdec_core.serving import break_even_batch
 
     kw = dict(dtype="bf16", alpha=alpha, gamma=gamma, context=context)
     got = break_even_batch("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM", max_sequences=200, **kw)

@@ -11,15 +11,8 @@ from __future__ import annotations
 from ..formatting import labelled
 from ..kv import DTYPE_BYTES, PRESETS
 from ..plots.roofline import RooflinePlot
-from ..roofline import (
-    HARDWARE,
-    float_hardware,
-    memory_bound_positions,
-    pass_time,
-    ridge_point,
-    serving_curve,
-    serving_point,
-)
+from ..roofline import HARDWARE, float_hardware, memory_bound_positions, pass_time, ridge_point
+from ..serving import ServingPoint, serving_curve, serving_point
 from .base import Lab, LabSpec, dropdown, float_slider, int_slider, show
 
 DEFAULTS = {
@@ -34,6 +27,22 @@ DEFAULTS = {
 }
 
 MAX_GAMMA = RooflinePlot.MAX_GAMMA
+
+#: The lab's memo of serving curves (the last 256): a learner moves back and forth between
+#: settings. Keyed by the arguments' ``repr``, which tells ``Fraction(1, 2)`` from ``0.5``.
+_CURVES: dict = {}
+
+
+def lab_serving_curve(target, draft, hardware, **kw) -> tuple[ServingPoint, ...]:
+    """:func:`specdec_core.serving.serving_curve`, memoized for the lab (most recently used last)."""
+    key = repr((target, draft, hardware, sorted(kw.items())))
+    curve = _CURVES.pop(key, None)
+    if curve is None:
+        curve = serving_curve(target, draft, hardware, **kw)
+        if len(_CURVES) >= 256:
+            _CURVES.pop(next(iter(_CURVES)))
+    _CURVES[key] = curve
+    return curve
 
 
 def roofline_texts(state) -> dict:
@@ -65,7 +74,9 @@ def roofline_texts(state) -> dict:
         f"Verification (T = γ + 1 = {g + 1}): {float(ver.total_ms):.3f} ms = {ratio:.2f} decode "
         f"steps, {ver.bound}-bound. {where}"
     )
-    pts = serving_curve(state["target"], state["draft"], hw, alpha=state["alpha"], max_gamma=MAX_GAMMA, **kw)
+    pts = lab_serving_curve(
+        state["target"], state["draft"], hw, alpha=state["alpha"], max_gamma=MAX_GAMMA, **kw
+    )
     sps = [float(p.speedup) for p in pts]
     best = max(range(len(sps)), key=lambda k: (sps[k], -k))
     here = (

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..roofline import float_hardware, memory_bound_positions, pass_time, serving_curve, serving_point
+from ..roofline import float_hardware, memory_bound_positions, pass_time
+from ..serving import serving_curve, serving_point
 from . import show
 from .frames import LabPlot, lab_figure
 from .style import COLORS, tag_kind
