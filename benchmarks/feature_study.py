@@ -17,6 +17,10 @@ temperature 1 α = Σ min(p, q), at temperature 0 the argmax agreement. The logi
 ridge are chosen on the held-out *calibration* text; the workload numbers are reported only.
 
     .venv/bin/python benchmarks/feature_study.py [--quick]
+
+The stages (each returns what it measured; :func:`study` runs them into the typed
+:class:`~specdec_core.measured.FeatureStudy`): :func:`generate_texts`, :func:`collect`,
+:func:`select_variant`, :func:`alpha_study`, :func:`shortlist_mass`, :func:`draft_cost`.
 """
 
 from __future__ import annotations
@@ -26,33 +30,18 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 
 from specdec_core import autoregressive_generate  # noqa: E402
 from specdec_core.llm import CachedTarget, load_model  # noqa: E402
-from specdec_core.llm.features import (  # noqa: E402
-    FeatureDraft,
-    Features,
-    alpha_by_depth,
-    collect_features,
-    fit_feature_map,
-    shortlist_from_counts,
-)
+from specdec_core.llm import features as FT  # noqa: E402
+from specdec_core.llm import workloads as W  # noqa: E402
 from specdec_core.llm.model import product  # noqa: E402
-from specdec_core.llm.workloads import (  # noqa: E402
-    CALIBRATION,
-    WORKLOADS,
-    calibration_prompt,
-    docstring_sequences,
-    split_by_module,
-    workload_prompt,
-)
 from specdec_core.measured import FeatureStudy, Machine  # noqa: E402
 from specdec_core.measured.store import write_json  # noqa: E402
 
@@ -60,6 +49,29 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "specdec_core", "results", "features.json")
 CAL_FIT = ("cal-copy", "cal-code", "cal-explain", "cal-list")
 CAL_HELD = ("cal-letter", "cal-story")
+SEEDS = {"calibration": 7, "own_samples": 50, "workloads": 1000, "random_features": 0, "timing": 3}
+SHORTLISTS = (2048, 4096, 8192)
+DEPTH = 4
+BASELINE = "h,e | docs+cal (baseline)"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a quick run sets differently from a full one (:data:`FULL`, :data:`QUICK`)."""
+
+    quick: bool
+    docstrings_fit: int | None  # docstring sequences fitted on (None: all)
+    docstrings_held: int  # held-out docstring sequences (≈ 1.5k positions at 8: enough for α)
+    calibration_tokens: int
+    own_tokens: int
+    own_per_prompt: int
+    workload_tokens: int
+    ridges: tuple[float, ...]
+    reps: int  # timing repeats
+
+
+FULL = Settings(False, None, 8, 96, 128, 2, 128, (1e-3, 1e-2), 30)
+QUICK = Settings(True, 6, 2, 24, 24, 1, 32, (1e-3,), 5)
 
 
 def continuations(model, prompts: dict, n_new, seed):
@@ -83,200 +95,170 @@ def median_ms(fn, reps):
     return 1e3 * float(np.median(ts))
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run, not stored)")
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--out", default=OUT)
-    args = ap.parse_args()
-    quick = args.quick
-    t_start = time.time()
-    seeds = {"calibration": 7, "own_samples": 50, "workloads": 1000, "random_features": 0, "timing": 3}
-    with threadpool_limits(args.threads):
-        lm = load_model()
-        m, codec = lm.model, lm.codec
-        res = {"machine": Machine.now(threads=args.threads).to_dict(), "quick": quick}
-        # ---- data
-        t = time.time()
-        docs = docstring_sequences(codec)
-        doc_fit, doc_held = split_by_module(docs)
-        doc_held = doc_held[:8]  # ≈ 1.5k positions: enough for α, cheap to score
-        if quick:
-            doc_fit, doc_held = doc_fit[:6], doc_held[:2]
-        n_new = 24 if quick else 96
-        n_own, own_reps = (24, 1) if quick else (128, 2)
-        cal = continuations(
-            m, {n: calibration_prompt(codec, n) for n in CALIBRATION}, n_new, seeds["calibration"]
-        )
-        own_prompts = {f"{n}#{k}": calibration_prompt(codec, n) for n in CAL_FIT for k in range(own_reps)}
-        own = continuations(m, own_prompts, n_own, seeds["own_samples"])
-        wl = continuations(
-            m, {n: workload_prompt(codec, n) for n in WORKLOADS}, 32 if quick else 128, seeds["workloads"]
-        )
-        t_gen = time.time() - t
-        fit_seqs = doc_fit + [cal[n][0] + cal[n][1] for n in CAL_FIT]
-        own_seqs = [own[k][0] + own[k][1] for k in own]
-        t = time.time()
-        F_base = collect_features(m, fit_seqs)
-        F_own = collect_features(m, own_seqs)
-        F_all = Features(*(np.concatenate([getattr(F_base, k), getattr(F_own, k)]) for k in Features._fields))
-        held = {
-            "held-out docstrings": (collect_features(m, doc_held), None),
-            "held-out calibration continuations": (
-                collect_features(m, [cal[n][0] + cal[n][1] for n in CAL_HELD]),
-                [len(cal[n][0]) - 1 for n in CAL_HELD],
-            ),
+def _joined(pairs: dict, names) -> list:
+    return [pairs[n][0] + pairs[n][1] for n in names]
+
+
+# ---------------------------------------------------------------- data
+
+
+@dataclass
+class Texts:
+    """Stage 1: docstring sequences (fit, held out) and {name: (prompt, continuation)} of the
+    calibration prompts, the target's own samples and the workloads."""
+
+    doc_fit: list
+    doc_held: list
+    cal: dict
+    own: dict
+    workloads: dict
+    seconds: float
+
+
+def generate_texts(lm, s: Settings) -> Texts:
+    """Stage 1: the texts, split before anything is fitted."""
+    t = time.time()
+    m, codec = lm.model, lm.codec
+    doc_fit, doc_held = W.split_by_module(W.docstring_sequences(codec))
+    if s.docstrings_fit is not None:
+        doc_fit = doc_fit[: s.docstrings_fit]
+    cal_prompts = {n: W.calibration_prompt(codec, n) for n in W.CALIBRATION}
+    cal = continuations(m, cal_prompts, s.calibration_tokens, SEEDS["calibration"])
+    own_prompts = {
+        f"{n}#{k}": W.calibration_prompt(codec, n) for n in CAL_FIT for k in range(s.own_per_prompt)
+    }
+    own = continuations(m, own_prompts, s.own_tokens, SEEDS["own_samples"])
+    wl_prompts = {n: W.workload_prompt(codec, n) for n in W.WORKLOADS}
+    wl = continuations(m, wl_prompts, s.workload_tokens, SEEDS["workloads"])
+    return Texts(doc_fit, doc_held[: s.docstrings_held], cal, own, wl, time.time() - t)
+
+
+@dataclass
+class Data:
+    """Stage 2: features to fit on (``base`` docstrings + calibration, ``all`` + own samples),
+    the held-out and evaluation sets {name: (features, first scored position per sequence)},
+    the fitting texts (for shortlists) and the stored description."""
+
+    base: FT.Features
+    all: FT.Features
+    held: dict
+    evals: dict
+    fit_texts: list
+    info: dict
+
+
+def collect(lm, texts: Texts, s: Settings) -> Data:
+    """Stage 2: the target's states along every text."""
+    m = lm.model
+    t = time.time()
+    fit_seqs, own_seqs = texts.doc_fit + _joined(texts.cal, CAL_FIT), _joined(texts.own, texts.own)
+    F_base, F_own = FT.collect_features(m, fit_seqs), FT.collect_features(m, own_seqs)
+    F_all = FT.Features(
+        *(np.concatenate([getattr(F_base, k), getattr(F_own, k)]) for k in FT.Features._fields)
+    )
+    held = {
+        "held-out docstrings": (FT.collect_features(m, texts.doc_held), None),
+        "held-out calibration continuations": (
+            FT.collect_features(m, _joined(texts.cal, CAL_HELD)),
+            [len(texts.cal[n][0]) - 1 for n in CAL_HELD],
+        ),
+    }
+    evals = dict(held)
+    for n, (prompt, gen) in texts.workloads.items():
+        evals[f"workload {n}"] = (FT.collect_features(m, [prompt + gen]), [len(prompt) - 1])
+    info = {
+        "fit_positions": {"docstrings+calibration": int(len(F_base.h)), "own T=1 samples": int(len(F_own.h))},
+        "eval_positions": {k: int(len(f.h)) for k, (f, _) in evals.items()},
+        "docstring_sequences_fit": len(texts.doc_fit),
+        "docstring_sequences_held": len(texts.doc_held),
+        "calibration_fit": list(CAL_FIT),
+        "calibration_held": list(CAL_HELD),
+        "calibration_new_tokens": s.calibration_tokens,
+        "own_samples": {"prompts": list(CAL_FIT), "per_prompt": s.own_per_prompt, "new_tokens": s.own_tokens},
+        "workload_new_tokens": {n: len(g) for n, (_, g) in texts.workloads.items()},
+        "workload_texts": {n: lm.codec.decode(g) for n, (_, g) in texts.workloads.items()},
+        "seeds": SEEDS,
+        "generate_s": texts.seconds,
+        "features_s": time.time() - t,
+    }
+    print(
+        f"data: fit {len(F_all.h)} ({texts.seconds:.0f} s gen, {info['features_s']:.0f} s features)",
+        flush=True,
+    )
+    return Data(F_base, F_all, held, evals, fit_seqs + own_seqs, info)
+
+
+# ---------------------------------------------------------------- the variants and α
+
+
+@dataclass
+class Selected:
+    """Stage 3: the fitted maps {variant | ridge: map}, the comparison as stored, the choice."""
+
+    fitted: dict
+    selection: dict
+    chosen: str
+
+    @property
+    def fmap(self):
+        return self.fitted[self.chosen]
+
+    def choice(self) -> dict:
+        f = self.fmap
+        return {
+            "variant": self.chosen,
+            "ridge": f.ridge,
+            "inputs": f.inputs,
+            "n_random": f.n_random,
+            "n": f.n,
         }
-        evals = dict(held)
-        for n in WORKLOADS:
-            evals[f"workload {n}"] = (collect_features(m, [wl[n][0] + wl[n][1]]), [len(wl[n][0]) - 1])
-        t_feat = time.time() - t
-        res["data"] = {
-            "fit_positions": {
-                "docstrings+calibration": int(len(F_base.h)),
-                "own T=1 samples": int(len(F_own.h)),
-            },
-            "eval_positions": {k: int(len(f.h)) for k, (f, _) in evals.items()},
-            "docstring_sequences_fit": len(doc_fit),
-            "docstring_sequences_held": len(doc_held),
-            "calibration_fit": list(CAL_FIT),
-            "calibration_held": list(CAL_HELD),
-            "calibration_new_tokens": n_new,
-            "own_samples": {"prompts": list(CAL_FIT), "per_prompt": own_reps, "new_tokens": n_own},
-            "workload_new_tokens": {n: len(wl[n][1]) for n in WORKLOADS},
-            "workload_texts": {n: codec.decode(wl[n][1]) for n in WORKLOADS},
-            "seeds": seeds,
-            "generate_s": t_gen,
-            "features_s": t_feat,
-        }
-        print(f"data: fit {len(F_all.h)} ({t_gen:.0f} s gen, {t_feat:.0f} s features)", flush=True)
-        # shortlists from the fitting text only (docstrings, calibration prompts and samples)
-        sizes = (2048, 4096, 8192)
-        sl = {f"top{s}": shortlist_from_counts(fit_seqs + own_seqs, s) for s in sizes}
-        short = {"full": None, **sl}
 
-        # ---- variants, chosen by depth-1 α at T = 1 (full head) on the held-out calibration sets
-        g = m.w["output_norm"]
-        variants = {
-            "h,e | docs+cal (baseline)": (F_base, dict(inputs="h,e")),
-            "h,e | docs+cal+own": (F_all, dict(inputs="h,e")),
-            "h,hprev,e | docs+cal+own": (F_all, dict(inputs="h,hprev,e")),
-            "h,e renorm | docs+cal+own": (F_all, dict(inputs="h,e", renorm=True, norm_weight=g)),
-            "h,hprev,e +1024 random | docs+cal+own": (
-                F_all,
-                dict(inputs="h,hprev,e", n_random=1024, seed=seeds["random_features"]),
-            ),
-        }
-        ridges = (1e-3,) if quick else (1e-3, 1e-2)
-        t = time.time()
-        study, fitted = {}, {}
-        best = None
-        for vname, (D, kw) in variants.items():
-            for r in ridges:
-                t_fit = time.time()
-                fm = fit_feature_map(D.h, D.e, D.h_next, h_prev=D.h_prev, ridge=r, **kw)
-                t_fit = time.time() - t_fit
-                a = {
-                    k: alpha_by_depth(m, fm, f, depth=1, temperatures=(1.0, 0.0), first_state=fs)["full"]
-                    for k, (f, fs) in held.items()
-                }
-                a1 = {k: v[1.0][0] for k, v in a.items()}
-                a0 = {k: v[0.0][0] for k, v in a.items()}
-                score = float(np.mean(list(a1.values())))
-                key = f"{vname} | ridge {r:g}"
-                fitted[key] = fm
-                study[key] = {"fit_s": t_fit, "alpha_T1_depth1": a1, "alpha_T0_depth1": a0, "score": score}
-                print(f"{key:50s} fit {t_fit:5.1f} s  α(T=1,d=1) {a1}  T=0 {a0}", flush=True)
-                if best is None or score > best[0]:
-                    best = (score, key)
-        res["selection"] = {
-            "variants": study,
-            "rule": "max mean depth-1 α at T=1 over the held-out sets",
-            "seconds": time.time() - t,
-        }
-        fmap = fitted[best[1]]
-        res["chosen"] = {
-            "variant": best[1],
-            "ridge": fmap.ridge,
-            "inputs": fmap.inputs,
-            "n_random": fmap.n_random,
-            "n": fmap.n,
-        }
-        print("chosen:", res["chosen"], flush=True)
 
-        # ---- α per depth, T = 1 and 0, every shortlist, on held-out text and on the workloads
-        t = time.time()
-        depth = 4
-        alphas = {"chosen": {}, "baseline": {}}
-        base = fitted[f"h,e | docs+cal (baseline) | ridge {ridges[0]:g}"]
-        for k, (f, fs) in evals.items():
-            alphas["chosen"][k] = _clean(
-                alpha_by_depth(m, fmap, f, depth=depth, shortlists=short, first_state=fs)
-            )
-            alphas["baseline"][k] = _clean(
-                alpha_by_depth(m, base, f, depth=depth, shortlists={"full": None}, first_state=fs)
-            )
-            print(k, alphas["chosen"][k]["full"], flush=True)
-        res["alpha"] = alphas
-        res["alpha_seconds"] = time.time() - t
-        # shortlist coverage: mean mass of p (T = 1) inside each shortlist, the ceiling on α
-        cov = {}
-        head = m.w["head"]
-        for k, (f, fs) in evals.items():
-            rows = np.arange(len(f.h)) if fs is None else np.flatnonzero(f.pos + 1 >= np.asarray(fs)[f.seq])
-            z = (f.h_next[rows] @ head.T).astype(np.float64)
-            z -= z.max(axis=1, keepdims=True)
-            p = np.exp(z)
-            p /= p.sum(axis=1, keepdims=True)
-            cov[k] = {name: float(p[:, ids].sum(axis=1).mean()) for name, ids in sl.items()}
-        res["shortlist_mass_of_p"] = cov
+def variants(lm, data: Data) -> dict:
+    """{name: (features, fit keywords)} of the compared designs."""
+    g = lm.model.w["output_norm"]
+    return {
+        BASELINE: (data.base, dict(inputs="h,e")),
+        "h,e | docs+cal+own": (data.all, dict(inputs="h,e")),
+        "h,hprev,e | docs+cal+own": (data.all, dict(inputs="h,hprev,e")),
+        "h,e renorm | docs+cal+own": (data.all, dict(inputs="h,e", renorm=True, norm_weight=g)),
+        "h,hprev,e +1024 random | docs+cal+own": (
+            data.all,
+            dict(inputs="h,hprev,e", n_random=1024, seed=SEEDS["random_features"]),
+        ),
+    }
 
-        # ---- cost: one draft step (map + head + softmax + draw) vs one target step
-        reps = 5 if quick else 30
-        rng = np.random.default_rng(seeds["timing"])
-        prompt = workload_prompt(codec, "story")
-        tgt = CachedTarget(m, 1.0)
-        tgt.prefill(prompt)
-        h = tgt.cache.hidden[len(prompt) - 1 : len(prompt)].copy()
-        e = m.embed([prompt[-1]])
-        cost = {}
-        cost["map_ms"] = median_ms(lambda: fmap.apply(h, e, h), reps)
-        for k, ids in short.items():
-            W = m.w["head"] if ids is None else m.head_rows(ids)
-            cost[f"head_{k}_ms"] = median_ms(lambda: product(h, W), reps)
-            d = FeatureDraft(tgt, fmap, 1.0, shortlist=ids)
-            pre = list(prompt) + [int(prompt[-1])]  # the cache holds L−1 positions: one map per step
 
-            def four():
-                d.propose(pre, 4, rng)
-
-            cost[f"draft_gamma4_{k}_ms"] = median_ms(four, reps)
-            cost[f"draft_step_{k}_ms"] = cost[f"draft_gamma4_{k}_ms"] / 4
-        assert tgt.cache.n == len(prompt)
-
-        def one_target_step():
-            tgt.cache.rollback(len(prompt))
-            tgt.logits(list(prompt) + [5], ())
-
-        cost["target_step_ms"] = median_ms(one_target_step, reps)
-        n5 = list(prompt) + [5, 6, 7, 8]
-
-        def five():
-            tgt.cache.rollback(len(prompt) - 1)
-            tgt.logits(list(prompt), n5[len(prompt) :])
-
-        cost["target_verify_5_positions_ms"] = median_ms(five, reps)
-        cost["reps"] = reps
-        res["cost"] = cost
-        print("cost:", {k: round(v, 2) for k, v in cost.items()})
-    res["total_s"] = time.time() - t_start
-    res["machine"] = Machine.from_dict(res["machine"]).finished(res["total_s"] / 60).to_dict()
-    rec = FeatureStudy.from_json(json.loads(json.dumps(res)))  # typed: what read_stored reads back
-    if not quick:
-        write_json(args.out, rec.to_json())
-        print("wrote", args.out)
-    print(f"total {res['total_s']:.0f} s")
-    return res
+def select_variant(lm, data: Data, s: Settings) -> Selected:
+    """Stage 3: fit every variant and ridge; choose by depth-1 α at T = 1 (full head), mean
+    over the held-out calibration sets (never the workloads)."""
+    m, t = lm.model, time.time()
+    study, fitted = {}, {}
+    for vname, (D, kw) in variants(lm, data).items():
+        for r in s.ridges:
+            t_fit = time.time()
+            fm = FT.fit_feature_map(D.h, D.e, D.h_next, h_prev=D.h_prev, ridge=r, **kw)
+            t_fit = time.time() - t_fit
+            a = {
+                k: FT.alpha_by_depth(m, fm, f, depth=1, temperatures=(1.0, 0.0), first_state=fs)["full"]
+                for k, (f, fs) in data.held.items()
+            }
+            a1 = {k: v[1.0][0] for k, v in a.items()}
+            a0 = {k: v[0.0][0] for k, v in a.items()}
+            key = f"{vname} | ridge {r:g}"
+            fitted[key] = fm
+            score = float(np.mean(list(a1.values())))
+            study[key] = {"fit_s": t_fit, "alpha_T1_depth1": a1, "alpha_T0_depth1": a0, "score": score}
+            print(f"{key:50s} fit {t_fit:5.1f} s  α(T=1,d=1) {a1}  T=0 {a0}", flush=True)
+    best = max(study, key=lambda k: study[k]["score"])  # the first of equal scores, as before
+    selection = {
+        "variants": study,
+        "rule": "max mean depth-1 α at T=1 over the held-out sets",
+        "seconds": time.time() - t,
+    }
+    sel = Selected(fitted, selection, best)
+    print("chosen:", sel.choice(), flush=True)
+    return sel
 
 
 def _clean(a):
@@ -285,6 +267,123 @@ def _clean(a):
         k: (v if k == "_n" else {f"T={T:g}": [round(x, 4) for x in xs] for T, xs in v.items()})
         for k, v in a.items()
     }
+
+
+def alpha_study(lm, data: Data, sel: Selected, shortlists: dict, s: Settings) -> tuple[dict, float]:
+    """Stage 4: α per depth, T = 1 and 0, on every held-out and workload set: the chosen map
+    with every shortlist, the baseline with the full head. Returns (α as stored, seconds)."""
+    t = time.time()
+    base = sel.fitted[f"{BASELINE} | ridge {s.ridges[0]:g}"]
+    alphas = {"chosen": {}, "baseline": {}}
+    for k, (f, fs) in data.evals.items():
+        a = FT.alpha_by_depth(lm.model, sel.fmap, f, depth=DEPTH, shortlists=shortlists, first_state=fs)
+        alphas["chosen"][k] = _clean(a)
+        b = FT.alpha_by_depth(lm.model, base, f, depth=DEPTH, shortlists={"full": None}, first_state=fs)
+        alphas["baseline"][k] = _clean(b)
+        print(k, alphas["chosen"][k]["full"], flush=True)
+    return alphas, time.time() - t
+
+
+def shortlist_mass(lm, data: Data, shortlists: dict) -> dict:
+    """Stage 5: mean mass of p (T = 1) inside each shortlist, the ceiling on its α."""
+    cov, head = {}, lm.model.w["head"]
+    for k, (f, fs) in data.evals.items():
+        rows = np.arange(len(f.h)) if fs is None else np.flatnonzero(f.pos + 1 >= np.asarray(fs)[f.seq])
+        z = (f.h_next[rows] @ head.T).astype(np.float64)
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        cov[k] = {
+            name: float(p[:, ids].sum(axis=1).mean()) for name, ids in shortlists.items() if ids is not None
+        }
+    return cov
+
+
+# ---------------------------------------------------------------- cost
+
+
+def draft_cost(lm, fmap, shortlists: dict, s: Settings) -> dict:
+    """Stage 6: median ms of one draft step (map + head + softmax + draw) per head, of one
+    target step and of verifying 5 positions."""
+    m, reps = lm.model, s.reps
+    rng = np.random.default_rng(SEEDS["timing"])
+    prompt = W.workload_prompt(lm.codec, "story")
+    tgt = CachedTarget(m, 1.0)
+    tgt.prefill(prompt)
+    h = tgt.cache.hidden[len(prompt) - 1 : len(prompt)].copy()
+    e = m.embed([prompt[-1]])
+    cost = {"map_ms": median_ms(lambda: fmap.apply(h, e, h), reps)}
+    pre = list(prompt) + [int(prompt[-1])]  # the cache holds L−1 positions: one map per step
+    for k, ids in shortlists.items():
+        W_head = m.w["head"] if ids is None else m.head_rows(ids)
+        cost[f"head_{k}_ms"] = median_ms(lambda: product(h, W_head), reps)
+        d = FT.FeatureDraft(tgt, fmap, 1.0, shortlist=ids)
+        cost[f"draft_gamma4_{k}_ms"] = median_ms(lambda: d.propose(pre, 4, rng), reps)
+        cost[f"draft_step_{k}_ms"] = cost[f"draft_gamma4_{k}_ms"] / 4
+    assert tgt.cache.n == len(prompt)
+
+    def one_target_step():
+        tgt.cache.rollback(len(prompt))
+        tgt.logits(list(prompt) + [5], ())
+
+    def five():
+        tgt.cache.rollback(len(prompt) - 1)
+        tgt.logits(list(prompt), [5, 6, 7, 8])
+
+    cost["target_step_ms"] = median_ms(one_target_step, reps)
+    cost["target_verify_5_positions_ms"] = median_ms(five, reps)
+    cost["reps"] = reps
+    print("cost:", {k: round(v, 2) for k, v in cost.items()})
+    return cost
+
+
+# ---------------------------------------------------------------- the study
+
+
+def study(lm, s: Settings, machine: Machine, started: float | None = None) -> FeatureStudy:
+    """Every stage in order, into the typed record (``machine`` finished at the end; the total
+    counts from ``started``, a ``time.time()``, default now)."""
+    if not isinstance(s, Settings):
+        raise ValueError(f"s must be a Settings, got {type(s).__name__}")
+    if not isinstance(machine, Machine):
+        raise ValueError(f"machine must be a Machine, got {type(machine).__name__}")
+    t0 = time.time() if started is None else started
+    data = collect(lm, generate_texts(lm, s), s)
+    # shortlists from the fitting text only (docstrings, calibration prompts and samples)
+    sl = {f"top{n}": FT.shortlist_from_counts(data.fit_texts, n) for n in SHORTLISTS}
+    shortlists = {"full": None, **sl}
+    sel = select_variant(lm, data, s)
+    alphas, alpha_s = alpha_study(lm, data, sel, shortlists, s)
+    res = {
+        "quick": s.quick,
+        "data": data.info,
+        "selection": sel.selection,
+        "chosen": sel.choice(),
+        "alpha": alphas,
+        "alpha_seconds": alpha_s,
+        "shortlist_mass_of_p": shortlist_mass(lm, data, shortlists),
+        "cost": draft_cost(lm, sel.fmap, shortlists, s),
+        "total_s": time.time() - t0,
+    }
+    res["machine"] = machine.finished(res["total_s"] / 60).to_dict()
+    return FeatureStudy.from_json(json.loads(json.dumps(res)))  # typed: what read_stored reads back
+
+
+def main(argv: list[str] | None = None) -> FeatureStudy:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run, not stored)")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", default=OUT)
+    args = ap.parse_args(argv)
+    t0 = time.time()
+    with threadpool_limits(args.threads):
+        machine = Machine.now(threads=args.threads)
+        rec = study(load_model(), QUICK if args.quick else FULL, machine, started=t0)
+    if not args.quick:
+        write_json(args.out, rec.to_json())
+        print("wrote", args.out)
+    print(f"total {rec.total_s:.0f} s")
+    return rec
 
 
 if __name__ == "__main__":
