@@ -31,7 +31,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -72,97 +72,129 @@ def forward_curve(model, Ts, reps, seed=0):
     }
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--out", default=OUT)
-    a = ap.parse_args()
-    reps = 2 if a.quick else a.reps
-    Ts = [1, 2, 4, 8] if a.quick else TS
-    fTs = [1, 2, 4, 8] if a.quick else FORWARD_TS
-    t_start = time.time()
-    machine = Machine.now()  # BLAS threads: 1 and then 2, set per part
-    lm = load_model()
-    mats = PC.matrices(lm.model.w)
+@dataclass(frozen=True)
+class Settings:
+    """Sizes timed and repeats: :data:`FULL` or :data:`QUICK` (``--reps`` replaces ``reps``)."""
+
+    quick: bool
+    Ts: tuple[int, ...]
+    forward_Ts: tuple[int, ...]
+    reps: int
+    rate_reps: int
+
+
+FULL = Settings(False, tuple(TS), tuple(FORWARD_TS), 7, 5)
+QUICK = Settings(True, (1, 2, 4, 8), (1, 2, 4, 8), 2, 3)
+
+
+def _utc() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S")
+
+
+def predict_stage(mats, s: Settings, threads: int) -> dict:
+    """Steps 1–2 with ``threads`` BLAS threads: the floor, the rate per T, the prediction, its time."""
+    weight_bytes, params = sum(w.nbytes for w in mats), sum(w.size for w in mats)
+    PC.read_floor_s(mats, reps=1)  # page the weights in
+    floor = PC.read_floor_s(mats, reps=s.reps, threads=threads)
+    rates = PC.compute_rate(s.Ts, reps=s.rate_reps)
+    pred = PC.predict_pass_ms(
+        s.Ts, weight_bytes=weight_bytes, params=params, bandwidth=weight_bytes / floor, rate=rates
+    )
+    print(
+        f"threads {threads}: floor {floor * 1e3:.1f} ms ({weight_bytes / floor / 1e9:.1f} GB/s); "
+        f"rate T=1 {rates[1] / 1e9:.0f}, T=8 {rates.get(8, 0) / 1e9:.0f} GFLOP/s",
+        flush=True,
+    )
+    return {
+        "floor_ms": floor * 1e3,
+        "bandwidth_GBps": weight_bytes / floor / 1e9,
+        "rate_GFLOPs": {T: r / 1e9 for T, r in rates.items()},
+        "predicted": pred,
+        "predicted_at_utc": _utc(),
+    }
+
+
+def measure_stage(model, mats, old, s: Settings) -> dict:
+    """Step 3: the weight products in both layouts, then the whole forward pass, and when."""
+    products = PC.time_products(mats, s.Ts, old=old, reps=s.reps)
+    forward = forward_curve(model, s.forward_Ts, s.reps)
+    return {"products": products, "forward": forward, "measured_at_utc": _utc()}
+
+
+def print_threads(rec: dict, Ts) -> None:
+    p, o, f, pred = rec["products"]["product"], rec["products"]["x@w"], rec["forward"], rec["predicted"]
+    for T in Ts:
+        fwd = f"  forward {f[T]['median']:6.1f} ({f[T]['median'] / f[1]['median']:.2f})" if T in f else ""
+        print(
+            f"  T={T:3d}  product {p[T]['median']:6.1f} ms ({p[T]['median'] / p[1]['median']:.2f})  "
+            f"x@w {o[T]['median']:6.1f} ({o[T]['median'] / p[1]['median']:.2f})  predicted roofline "
+            f"{pred[T]['roofline_ms']:6.1f} serial {pred[T]['serial_ms']:6.1f}{fwd}",
+            flush=True,
+        )
+
+
+def measure(model, s: Settings, machine: Machine, started: float | None = None) -> PassCost:
+    """Steps 1–3 for 1 and then 2 BLAS threads, into the typed record with its goals (the
+    machine finished at the end; the total counts from ``started``, default now)."""
+    if not isinstance(s, Settings):
+        raise ValueError(f"s must be a Settings, got {type(s).__name__}")
+    t0 = time.time() if started is None else started
+    mats = PC.matrices(model.w)
     weight_bytes = sum(w.nbytes for w in mats)
-    params = sum(w.size for w in mats)
     old = PC.stored_layout(mats)  # the earlier layout, for comparison (a second copy: benchmark only)
     out = {
-        "machine": machine.to_dict(),
-        "quick": a.quick,
+        "quick": s.quick,
         "how": (
             f"weight products of all {len(mats)} matrices ({weight_bytes / 1e6:.0f} MB float32) and the whole "
-            f"forward pass after a {CONTEXT}-token context; medians of {reps} interleaved repeats; "
+            f"forward pass after a {CONTEXT}-token context; medians of {s.reps} interleaved repeats; "
             "time.perf_counter in one process"
         ),
         "weight_bytes": weight_bytes,
-        "params": params,
+        "params": sum(w.size for w in mats),
         "context": CONTEXT,
         "threads": {},
     }
     for threads in (1, 2):
         with threadpool_limits(threads):
-            PC.read_floor_s(mats, reps=1)  # page the weights in
-            floor = PC.read_floor_s(mats, reps=reps, threads=threads)
-            rates = PC.compute_rate(Ts, reps=3 if a.quick else 5)
-            pred = PC.predict_pass_ms(
-                Ts, weight_bytes=weight_bytes, params=params, bandwidth=weight_bytes / floor, rate=rates
-            )
-            rec = {
-                "floor_ms": floor * 1e3,
-                "bandwidth_GBps": weight_bytes / floor / 1e9,
-                "rate_GFLOPs": {T: r / 1e9 for T, r in rates.items()},
-                "predicted": pred,
-                "predicted_at_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S"),
-            }
-            print(
-                f"threads {threads}: floor {floor * 1e3:.1f} ms ({weight_bytes / floor / 1e9:.1f} GB/s); "
-                f"rate T=1 {rates[1] / 1e9:.0f}, T=8 {rates.get(8, 0) / 1e9:.0f} GFLOP/s",
-                flush=True,
-            )
-            rec["products"] = PC.time_products(mats, Ts, old=old, reps=reps)
-            rec["forward"] = forward_curve(lm.model, fTs, reps)
-            rec["measured_at_utc"] = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S")
-            out["threads"][threads] = rec
-            p, o, f = rec["products"]["product"], rec["products"]["x@w"], rec["forward"]
-            for T in Ts:
-                print(
-                    f"  T={T:3d}  product {p[T]['median']:6.1f} ms ({p[T]['median'] / p[1]['median']:.2f})  "
-                    f"x@w {o[T]['median']:6.1f} ({o[T]['median'] / p[1]['median']:.2f})  predicted roofline "
-                    f"{pred[T]['roofline_ms']:6.1f} serial {pred[T]['serial_ms']:6.1f}"
-                    + (
-                        f"  forward {f[T]['median']:6.1f} ({f[T]['median'] / f[1]['median']:.2f})"
-                        if T in f
-                        else ""
-                    ),
-                    flush=True,
-                )
-    out["seconds"] = time.time() - t_start
+            rec = predict_stage(mats, s, threads)  # stored before the pass it predicts is timed
+            rec.update(measure_stage(model, mats, old, s))
+        out["threads"][threads] = rec
+        print_threads(rec, s.Ts)
+    out["seconds"] = time.time() - t0
     out["machine"] = machine.finished(out["seconds"] / 60).to_dict()
     rec = PassCost.from_json(json.loads(json.dumps(out)))
-    rec = replace(rec, goals=goals(rec))
+    return replace(rec, goals=goals(rec))
+
+
+def main(argv: list[str] | None = None) -> PassCost:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a smoke run (small sizes, 2 repeats)")
+    ap.add_argument("--reps", type=int, default=None, help=f"repeats of every timing (full: {FULL.reps})")
+    ap.add_argument("--out", default=OUT)
+    args = ap.parse_args(argv)
+    s = QUICK if args.quick else FULL
+    s = replace(s, reps=args.reps) if args.reps is not None else s
+    t0, machine = time.time(), Machine.now()  # BLAS threads: 1 and then 2, set per part
+    rec = measure(load_model().model, s, machine, started=t0)
     for line in rec.goals.lines:
         print(line)
-    write_json(a.out, rec.to_json())
-    print(f"wrote {a.out} in {rec.seconds:.0f} s")
+    write_json(args.out, rec.to_json())
+    print(f"wrote {args.out} in {rec.seconds:.0f} s")
+    return rec
 
 
 def goals(rec: PassCost) -> PassGoals:
     """Cost ratios at one BLAS thread, and the predictions' errors."""
     r = rec.at(1)
     p, o, f = r.products["product"].median(), r.products["x@w"].median(), r.forward.median()
-    m = lambda d, T: d[T]  # noqa: E731
     res = {}
-    if 8 in p:
-        res["products_8_over_1"] = m(p, 8) / m(p, 1)
-        res["forward_8_over_1"] = m(f, 8) / m(f, 1) if 8 in f else None
-    if 4 in p:
-        res["products_4_over_1"] = m(p, 4) / m(p, 1)
-        res["forward_4_over_1"] = m(f, 4) / m(f, 1) if 4 in f else None
-    res["one_row_over_floor"] = m(p, 1) / r.floor_ms
+    for T in (8, 4):
+        if T in p:
+            res[f"products_{T}_over_1"] = p[T] / p[1]
+            res[f"forward_{T}_over_1"] = f[T] / f[1] if T in f else None
+    res["one_row_over_floor"] = p[1] / r.floor_ms
     if 128 in p:
-        res["prefill128_new_over_old"] = m(p, 128) / m(o, 128)
+        res["prefill128_new_over_old"] = p[128] / o[128]
     errs = PC.prediction_errors(rec, 1)
     lines = [f"goal check (1 BLAS thread): {k} = {v:.2f}" for k, v in res.items() if isinstance(v, float)]
     for kind, e in errs.items():
