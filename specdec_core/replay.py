@@ -173,7 +173,7 @@ def _check_record(rec, k):
         raise ValueError(f"records[{k}]: emitted {rec.emitted} is not {cut}")
 
 
-def replay_steps(records, *, correction: str = "residual") -> list[ReplayStep]:
+def replay_steps(records: object, *, correction: str = "residual") -> list[ReplayStep]:
     """The ordered replay of ``records`` (a RoundRecord or a list of them), starting with a
     ``start`` step. ``correction`` only says which row to *display* for corrections (the
     sampler's rule); it changes no outcome."""
@@ -185,127 +185,120 @@ def replay_steps(records, *, correction: str = "residual") -> list[ReplayStep]:
     c = Counters()
     first_prefix = tuple(records[0].prefix) if records else ()
     steps = [ReplayStep(0, 0 if records else -1, "start", (), c, prefix=first_prefix, proposals=())]
-
-    def add(**kw):
-        steps.append(ReplayStep(index=len(steps), **kw))
-
     for k, rec in enumerate(records):
-        g = len(rec.proposals)
-        xs = tuple(int(x) for x in rec.proposals)
-        base = dict(
+        c = _RoundReplay(steps, c, k, rec, correction).run()
+    return steps
+
+
+class _RoundReplay:
+    """One round's steps, appended to ``steps`` in the order the algorithm works (propose, score,
+    the checks, discard, correct or bonus, stop); each step advances the counters ``c``."""
+
+    def __init__(self, steps: list, c: Counters, k: int, rec: object, correction: str) -> None:
+        self.steps, self.c, self.rec, self.correction = steps, c, rec, correction
+        self.g = len(rec.proposals)
+        self.status = ["proposed"] * self.g
+        self.draws = tuple(float(v) for v in rec.draws)
+        self.made = tuple(int(t) for t in (getattr(rec, "produced", None) or rec.emitted))
+        self.base = dict(
             round=k,
             prefix=tuple(rec.prefix),
-            proposals=xs,
+            proposals=tuple(int(x) for x in rec.proposals),
             p_xs=tuple(float(v) for v in rec.p_x),
             q_xs=tuple(float(v) for v in rec.q_x),
             ratios=tuple(float(v) for v in rec.ratios),
         )
-        all_draws = tuple(float(v) for v in rec.draws)
-        status = ["proposed"] * g
-        c = replace(c, proposed=c.proposed + g)
-        add(kind="propose", statuses=tuple(status), counters=c, **base)
-        c = replace(c, scored=c.scored + g + 1)
-        add(kind="score", statuses=tuple(status), counters=c, scored=True, **base)
-        checked = g if rec.stop is None else rec.stop + 1
-        for i in range(checked):
+
+    def add(self, kind: str, counts: dict, **fields) -> None:
+        """Advance the counters by ``counts`` ({counter: increment}) and append a step."""
+        self.c = replace(self.c, **{k: getattr(self.c, k) + v for k, v in counts.items()})
+        statuses = tuple(self.status)
+        self.steps.append(
+            ReplayStep(len(self.steps), kind=kind, statuses=statuses, counters=self.c, **self.base, **fields)
+        )
+
+    def run(self) -> Counters:
+        self.add("propose", {"proposed": self.g})
+        self.add("score", {"scored": self.g + 1}, scored=True)
+        self.checks()
+        if self.rec.stop is None:
+            self.bonus()
+        else:
+            self.discard()
+            self.correct()
+        if getattr(self.rec, "stop_at", None) is not None:
+            self.stop()
+        return self.c
+
+    def checks(self) -> None:
+        """accept i / reject i: uᵢ against min(1, pᵢ(xᵢ)/qᵢ(xᵢ)), up to the first rejection."""
+        rec = self.rec
+        for i in range(self.g if rec.stop is None else rec.stop + 1):
             ok = rec.stop != i
-            status[i] = "accepted" if ok else "rejected"
-            c = replace(c, accepted=c.accepted + ok, rejected=c.rejected + (not ok))
-            add(
-                kind="accept" if ok else "reject",
-                statuses=tuple(status),
-                counters=c,
+            self.status[i] = "accepted" if ok else "rejected"
+            self.add(
+                "accept" if ok else "reject",
+                {"accepted": int(ok), "rejected": int(not ok)},
                 scored=True,
                 position=i,
-                token=xs[i],
+                token=self.base["proposals"][i],
                 u=float(rec.draws[i]),
                 ratio=float(rec.ratios[i]),
                 p_x=float(rec.p_x[i]) if len(rec.p_x) > i else None,
                 q_x=float(rec.q_x[i]) if len(rec.q_x) > i else None,
-                draws=all_draws[: i + 1],
-                **base,
+                draws=self.draws[: i + 1],
             )
-        made = tuple(int(t) for t in (getattr(rec, "produced", None) or rec.emitted))
-        final = made[-1]
-        acc = checked if rec.stop is None else rec.stop
-        if rec.stop is not None:
-            n_disc = g - rec.stop - 1
-            if n_disc:
-                for j in range(rec.stop + 1, g):
-                    status[j] = "discarded"
-                c = replace(c, discarded=c.discarded + n_disc)
-                add(
-                    kind="discard",
-                    statuses=tuple(status),
-                    counters=c,
-                    scored=True,
-                    position=rec.stop + 1,
-                    draws=all_draws,
-                    **base,
-                )
-            p_row = _row_tuple(rec.p_rows, rec.stop)
-            q_row = _row_tuple(rec.q_rows, rec.stop)
-            row = correction_row(p_row, q_row, correction) if p_row and q_row else None
-            pos = (
-                tuple(
-                    float(v) for v in correction_weights(np.asarray(p_row), np.asarray(q_row), "unnormalized")
-                )
-                if p_row and q_row
-                else None
-            )
-            c = replace(
-                c, corrections=c.corrections + 1, emitted=c.emitted + acc + 1, rounds_done=c.rounds_done + 1
-            )
-            add(
-                kind="correct",
-                statuses=tuple(status),
-                counters=c,
-                scored=True,
-                final=final,
-                final_kind="correction",
-                position=rec.stop,
-                token=final,
-                row=row,
-                p_row=p_row,
-                q_row=q_row,
-                positive_part=pos,
-                draws=all_draws,
-                **base,
-            )
-        else:
-            p_row = _row_tuple(rec.p_rows, g)
-            c = replace(c, bonus=c.bonus + 1, emitted=c.emitted + g + 1, rounds_done=c.rounds_done + 1)
-            add(
-                kind="bonus",
-                statuses=tuple(status),
-                counters=c,
-                scored=True,
-                final=final,
-                final_kind="bonus",
-                position=g,
-                token=final,
-                row=p_row,
-                p_row=p_row,
-                draws=all_draws,
-                **base,
-            )
-        stop_at = getattr(rec, "stop_at", None)
-        if stop_at is not None:
-            after = len(made) - stop_at - 1
-            c = replace(c, emitted=c.emitted - after, after_stop=c.after_stop + after)
-            add(
-                kind="stop",
-                statuses=tuple(status),
-                counters=c,
-                scored=True,
-                final=final,
-                final_kind="correction" if rec.stop is not None else "bonus",
-                position=stop_at,
-                token=made[stop_at],
-                draws=all_draws,
-                **base,
-            )
-    return steps
+
+    def discard(self) -> None:
+        """The proposals after the rejection, never checked (no step when there are none)."""
+        first = self.rec.stop + 1
+        if first < self.g:
+            self.status[first:] = ["discarded"] * (self.g - first)
+            self.add("discard", {"discarded": self.g - first}, scored=True, position=first, draws=self.draws)
+
+    def correct(self) -> None:
+        """The correction, drawn from the residual at the rejected position's prefix."""
+        stop = self.rec.stop
+        p_row, q_row = _row_tuple(self.rec.p_rows, stop), _row_tuple(self.rec.q_rows, stop)
+        both = bool(p_row and q_row)
+        self.add(
+            "correct",
+            {"corrections": 1, "emitted": stop + 1, "rounds_done": 1},
+            **self.ending("correction", stop, self.made[-1]),
+            row=correction_row(p_row, q_row, self.correction) if both else None,
+            p_row=p_row,
+            q_row=q_row,
+            positive_part=_positive_part(p_row, q_row) if both else None,
+        )
+
+    def bonus(self) -> None:
+        """Every proposal accepted: the bonus token, drawn from p_{γ+1}."""
+        p_row = _row_tuple(self.rec.p_rows, self.g)
+        counts = {"bonus": 1, "emitted": self.g + 1, "rounds_done": 1}
+        self.add("bonus", counts, **self.ending("bonus", self.g, self.made[-1]), row=p_row, p_row=p_row)
+
+    def stop(self) -> None:
+        """A stop token emitted: what the round made after it is taken back."""
+        at = self.rec.stop_at
+        after = len(self.made) - at - 1
+        kind = "correction" if self.rec.stop is not None else "bonus"
+        self.add("stop", {"emitted": -after, "after_stop": after}, **self.ending(kind, at, self.made[at]))
+
+    def ending(self, kind: str, position: int, token: int) -> dict:
+        """The fields of the steps that end a round (correct or bonus, then stop)."""
+        return dict(
+            scored=True,
+            final=self.made[-1],
+            final_kind=kind,
+            position=position,
+            token=token,
+            draws=self.draws,
+        )
+
+
+def _positive_part(p_row: tuple, q_row: tuple) -> tuple:
+    """max(p − q, 0) before normalizing, as floats (for display)."""
+    return tuple(float(v) for v in correction_weights(np.asarray(p_row), np.asarray(q_row), "unnormalized"))
 
 
 def step_at(steps, n_clicks: int) -> ReplayStep:
