@@ -40,58 +40,50 @@ from specdec_core.measured.store import write_json  # noqa: E402
 OUT = os.path.join(ROOT, "specdec_core", "results", "rounding.json")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--tokens", type=int, default=200)
-    ap.add_argument("--out", default=OUT)
-    a = ap.parse_args()
-    n = 16 if a.quick else a.tokens
-    t0 = time.time()
-    out = {
-        "machine": Machine.now(threads=1).to_dict(),
-        "quick": a.quick,
-        "tokens_per_prompt": n,
-        "gamma": 4,
-        "block": 5,
-        "threads": 1,
-    }
-    with threadpool_limits(1):
-        lm = load_model()
-        m, V = lm.model, lm.cfg.vocab_size
-        prompts = {f"calibration/{k}": calibration_prompt(lm.codec, k) for k in CALIBRATION}
-        prompts.update({f"workload/{w}": workload_prompt(lm.codec, w) for w in WORKLOADS})
-        if a.quick:
-            prompts = dict(list(prompts.items())[:2])
-        gens, tf = [], []
-        for name, prompt in prompts.items():
-            prompt = tuple(int(t) for t in prompt)
-            rng = np.random.default_rng(0)
-            plain = autoregressive_generate(CachedTarget(m, 0.0), prompt, max_new_tokens=n, rng=rng).tokens
-            spec = speculative_generate(
-                CachedTarget(m, 0.0),
-                PromptLookupDraft(V),
-                prompt,
-                gamma=4,
-                max_new_tokens=n,
-                rng=np.random.default_rng(0),
-            ).tokens
-            i = R.first_divergence(plain, spec)
-            row = {"prompt": name, "tokens": n, "identical": list(plain) == list(spec), "first_divergence": i}
-            if i is not None:
-                seq = list(prompt) + list(plain[: i + 1])
-                one, blk = R.logits_two_ways(m, seq, len(seq) - 1, 5)
-                row["gap_one_at_a_time"] = float(R.top2_gap(one)[-1])
-                row["gap_in_blocks"] = float(R.top2_gap(blk)[-1])
-            gens.append(row)
-            one, blk = R.logits_two_ways(m, list(prompt) + list(plain), len(prompt), 5)
-            c = R.compare_paths(one, blk)
-            c["prompt"] = name
-            tf.append(c)
-            print(name, row, {k: c[k] for k in ("max_abs_diff", "argmax_flips", "smallest_gaps")}, flush=True)
-    out["generations"] = gens
-    out["teacher_forcing"] = tf
-    out["summary"] = {
+GAMMA, BLOCK = 4, 5
+
+
+def prompts(lm, quick: bool) -> dict:
+    """{name: prompt tokens}: the calibration prompts and the workloads (the first two if quick)."""
+    out = {f"calibration/{k}": calibration_prompt(lm.codec, k) for k in CALIBRATION}
+    out.update({f"workload/{w}": workload_prompt(lm.codec, w) for w in WORKLOADS})
+    out = {k: tuple(int(t) for t in p) for k, p in out.items()}
+    return dict(list(out.items())[:2]) if quick else out
+
+
+def generation(lm, name: str, prompt: tuple, n: int) -> tuple[dict, list]:
+    """Part 1 for one prompt: plain and speculative greedy, where they part and the top-2 gap
+    there both ways. Returns (the stored row, the plain tokens)."""
+    m = lm.model
+    rng = np.random.default_rng(0)
+    plain = autoregressive_generate(CachedTarget(m, 0.0), prompt, max_new_tokens=n, rng=rng).tokens
+    spec = speculative_generate(
+        CachedTarget(m, 0.0),
+        PromptLookupDraft(lm.cfg.vocab_size),
+        prompt,
+        gamma=GAMMA,
+        max_new_tokens=n,
+        rng=np.random.default_rng(0),
+    ).tokens
+    i = R.first_divergence(plain, spec)
+    row = {"prompt": name, "tokens": n, "identical": list(plain) == list(spec), "first_divergence": i}
+    if i is not None:
+        seq = list(prompt) + list(plain[: i + 1])
+        one, blk = R.logits_two_ways(m, seq, len(seq) - 1, BLOCK)
+        row["gap_one_at_a_time"] = float(R.top2_gap(one)[-1])
+        row["gap_in_blocks"] = float(R.top2_gap(blk)[-1])
+    return row, list(plain)
+
+
+def teacher_forcing(lm, name: str, prompt: tuple, plain: list) -> dict:
+    """Part 2 for one prompt: the logits along its plain greedy tokens, one position per call
+    against blocks."""
+    one, blk = R.logits_two_ways(lm.model, list(prompt) + plain, len(prompt), BLOCK)
+    return {**R.compare_paths(one, blk), "prompt": name}
+
+
+def summary(gens: list, tf: list, n: int) -> dict:
+    return {
         "generations": len(gens),
         "identical": sum(g["identical"] for g in gens),
         "greedy_tokens": n * len(gens),
@@ -101,12 +93,42 @@ def main():
         "max_rel_diff": max(c["max_rel_diff"] for c in tf),
         "smallest_gap": min(min(c["smallest_gaps"]) for c in tf),
     }
-    out["seconds"] = time.time() - t0
-    out["machine"] = Machine.from_dict(out["machine"]).finished(out["seconds"] / 60).to_dict()
+
+
+def study(lm, n: int, quick: bool, machine: Machine, started: float | None = None) -> RoundingStudy:
+    """Both parts over every prompt with ``n`` new tokens each (one BLAS thread), into the typed
+    record (the machine finished at the end; the total counts from ``started``, default now)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    t0 = time.time() if started is None else started
+    gens, tf = [], []
+    with threadpool_limits(1):
+        for name, prompt in prompts(lm, quick).items():
+            row, plain = generation(lm, name, prompt, n)
+            c = teacher_forcing(lm, name, prompt, plain)
+            gens.append(row)
+            tf.append(c)
+            print(name, row, {k: c[k] for k in ("max_abs_diff", "argmax_flips", "smallest_gaps")}, flush=True)
+    out = {"quick": quick, "tokens_per_prompt": n, "gamma": GAMMA, "block": BLOCK, "threads": 1}
+    out.update(generations=gens, teacher_forcing=tf, summary=summary(gens, tf, n), seconds=time.time() - t0)
+    out["machine"] = machine.finished(out["seconds"] / 60).to_dict()
     print(out["summary"])
-    rec = RoundingStudy.from_json(json.loads(json.dumps(out)))  # typed: what read_stored reads back
-    write_json(a.out, rec.to_json())
-    print(f"wrote {a.out} in {rec.seconds:.0f} s")
+    return RoundingStudy.from_json(json.loads(json.dumps(out)))  # typed: what read_stored reads back
+
+
+def main(argv: list[str] | None = None) -> RoundingStudy:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a smoke run (two prompts, 16 tokens each)")
+    ap.add_argument("--tokens", type=int, default=200, help="new tokens per prompt (default 200)")
+    ap.add_argument("--out", default=OUT)
+    args = ap.parse_args(argv)
+    t0, machine = time.time(), Machine.now(threads=1)
+    with threadpool_limits(1):
+        lm = load_model()
+    rec = study(lm, 16 if args.quick else args.tokens, args.quick, machine, started=t0)
+    write_json(args.out, rec.to_json())
+    print(f"wrote {args.out} in {rec.seconds:.0f} s")
+    return rec
 
 
 if __name__ == "__main__":
