@@ -45,7 +45,7 @@ from .distributions import (
     check_token_ids,
     inverse_cdf,
 )
-from .verify import SAMPLEABLE_RULES, check_rule, correction_weights  # noqa: F401  (re-export)
+from .verify import check_rule, correction_weights
 
 # ---------------------------------------------------------------- checks
 
@@ -395,31 +395,16 @@ def _round(
     if not prefix_checked:
         check_prefix(prefix, V)
         _check_stop_in_vocab(stops, V)
-    q_x, p_x, ratios, draws = [], [], [], []
-    rej = None
-    for i, x in enumerate(xs):
-        qx, px = float(q_rows[i, x]), float(p_rows[i, x])
-        if qx <= 0:
-            raise ValueError(f"draft proposed token {x} at position {i} with q = 0")
-        ratio = min(1.0, px / qx)
-        u = float(rng.random())
-        q_x.append(qx), p_x.append(px), ratios.append(ratio), draws.append(u)
-        if not u < ratio:
-            rej = i
-            break
-    if rej is None:
+    q_x, p_x, ratios, draws, rej = _verify_in_order(xs, p_rows, q_rows, rng)
+    if rej is None:  # every proposal accepted: a bonus token from p_{γ+1}
         last = inverse_cdf(p_rows[gamma], rng.random())
         produced, kind = xs + (last,), "bonus"
-    else:
+    else:  # the first rejection: a correction from the residual at that position
         row = correction_weights(p_rows[rej], q_rows[rej], correction)
         last = inverse_cdf(row, rng.random())
         produced, kind = xs[:rej] + (last,), "correction"
     stop_at = next((j for j, t in enumerate(produced) if t in stops), None)
     emitted = produced if stop_at is None else produced[: stop_at + 1]
-    # Probabilities of the unchecked proposals are recorded too, for display.
-    for i in range(len(q_x), gamma):
-        q_x.append(float(q_rows[i, xs[i]])), p_x.append(float(p_rows[i, xs[i]]))
-        ratios.append(min(1.0, p_x[-1] / q_x[-1]) if q_x[-1] > 0 else 1.0)
     return RoundRecord(
         prefix=prefix,
         proposals=xs,
@@ -437,6 +422,30 @@ def _round(
         vocab_size=V,
         gamma_chosen=planned,
     )
+
+
+def _verify_in_order(xs: tuple, p_rows: np.ndarray, q_rows: np.ndarray, rng: np.random.Generator) -> tuple:
+    """Accept xᵢ while uᵢ < min(1, pᵢ(xᵢ)/qᵢ(xᵢ)), for i = 1…γ in order, up to the first rejection.
+
+    Returns ``(q_x, p_x, ratios, draws, rejected)``: one uniform per checked proposal, the index of
+    the first rejection (``None``: all accepted); q, p and the ratio for every proposal, the
+    unchecked ones too (recorded for display)."""
+    q_x, p_x, ratios, draws = [], [], [], []
+    rej = None
+    for i, x in enumerate(xs):
+        qx, px = float(q_rows[i, x]), float(p_rows[i, x])
+        if qx <= 0:
+            raise ValueError(f"draft proposed token {x} at position {i} with q = 0")
+        ratio = min(1.0, px / qx)
+        u = float(rng.random())
+        q_x.append(qx), p_x.append(px), ratios.append(ratio), draws.append(u)
+        if not u < ratio:
+            rej = i
+            break
+    for i in range(len(q_x), len(xs)):
+        q_x.append(float(q_rows[i, xs[i]])), p_x.append(float(p_rows[i, xs[i]]))
+        ratios.append(min(1.0, p_x[-1] / q_x[-1]) if q_x[-1] > 0 else 1.0)
+    return q_x, p_x, ratios, draws, rej
 
 
 # ---------------------------------------------------------------- generation
@@ -485,24 +494,13 @@ def speculative_generate(
         _check_stop_in_vocab(stops, vocab)
     out: list[int] = []
     records = []
+    opts = (correction, record_distributions, stops)
     while len(out) < n:
         ctx = prefix + tuple(out)
         planned = check_gamma(policy.next_gamma(records, ctx), "the γ policy's next_gamma")
-        g = min(planned, n - len(out) - 1)
-        rec = _round(
-            target,
-            draft,
-            ctx,
-            g,
-            rng,
-            correction,
-            record_distributions,
-            stops,
-            vocab,
-            prefix_checked=vocab is not None,
-            keep=keep,
-            gamma_chosen=planned,
-        )
+        g = min(planned, n - len(out) - 1)  # the last round drafts only what still fits
+        checked = vocab is not None
+        rec = _round(target, draft, ctx, g, rng, *opts, vocab, checked, keep=keep, gamma_chosen=planned)
         if vocab is None:  # every later row must have the size this round's rows had
             vocab = rec.vocab_size
         records.append(rec)
