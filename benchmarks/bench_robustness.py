@@ -33,6 +33,20 @@ def median_ms(fn, repeats=7):
     return statistics.median(ts), max(ts)
 
 
+def tiny_vocabularies(rng: np.random.Generator, B: int, gamma: int, V: int):
+    """(P, Q, X) of a large batch of small float64 vocabularies: target rows (B, γ + 1, V),
+    draft rows (B, γ, V) kept away from 0, drafted tokens uniform (the inputs the scratch goal
+    is about; tests/test_robustness.py checks the same batch's scratch)."""
+    for name, v in (("B", B), ("gamma", gamma), ("V", V)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive int, got {v!r}")
+    P = rng.random((B, gamma + 1, V))
+    P /= P.sum(-1, keepdims=True)
+    Q = rng.random((B, gamma, V)) + 0.1
+    Q /= Q.sum(-1, keepdims=True)
+    return P, Q, rng.integers(0, V, size=(B, gamma))
+
+
 def main():
     print(f"machine: {Machine.now().how('benchmarks/bench_robustness.py')}")
     g = 10**9
@@ -55,11 +69,7 @@ def main():
 
     rng = np.random.default_rng(0)
     B, gamma, V = 200_000, 4, 8
-    P = rng.random((B, gamma + 1, V))
-    P /= P.sum(-1, keepdims=True)
-    Q = rng.random((B, gamma, V)) + 0.1
-    Q /= Q.sum(-1, keepdims=True)
-    X = rng.integers(0, V, size=(B, gamma))
+    P, Q, X = tiny_vocabularies(rng, B, gamma, V)
     med, worst = median_ms(lambda: verify_batch(P, Q, X, rng), repeats=5)
     tracemalloc.start()
     verify_batch(P, Q, X, rng)

@@ -6,10 +6,12 @@ The property tests corrupt what a target or draft returns at a random call of a 
 the run raises ValueError; a deliberately unchecked sampler shows the same corruption passing
 silently (so the test can fail)."""
 
+import sys
 import tracemalloc
 import warnings
 from collections import Counter
 from fractions import Fraction as F
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -312,13 +314,12 @@ def test_verify_batch_checks_are_one_verdict_whatever_the_path(dtype):
 def test_verify_batch_tiny_vocabularies_little_scratch():
     """200,000 rows with V = 8: scratch must not grow with a fixed block width (512 columns
     would need ~800 MB); peak traced allocation stays far below the inputs' own size x 3."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_robustness import tiny_vocabularies  # the benchmark times this same batch
+
     rng = np.random.default_rng(5)
     B, g, V = 200_000, 2, 8
-    P = rng.random((B, g + 1, V))
-    P /= P.sum(-1, keepdims=True)
-    Q = rng.random((B, g, V)) + 0.1
-    Q /= Q.sum(-1, keepdims=True)
-    X = rng.integers(0, V, size=(B, g))
+    P, Q, X = tiny_vocabularies(rng, B, g, V)
     inputs = P.nbytes + Q.nbytes
     tracemalloc.start()
     n, nxt = verify_batch(P, Q, X, rng)
