@@ -147,6 +147,15 @@ class KVCache:
         return i
 
 
+def causal_mask(n0: int, T: int) -> np.ndarray | None:
+    """Additive (T, n0 + T) float32 mask: query t (absolute position n0 + t) sees keys 0 … n0 + t
+    (0 where allowed, −inf elsewhere); ``None`` for one query, which sees every key."""
+    if T <= 1:
+        return None
+    allowed = np.arange(n0 + T)[None, :] <= (n0 + np.arange(T))[:, None]
+    return np.where(allowed, F32(0), F32(-np.inf))
+
+
 class Llama:
     """The forward pass over packed weights (see :func:`loader.pack_weights`).
 
@@ -200,39 +209,10 @@ class Llama:
         if collect is not None:
             collect[0] = x.copy()
         cos, sin = rope_tables(np.arange(n0, n), c.head_dim, c.rope_base)
-        # causal mask: query t (absolute position n0+t) sees keys 0 … n0+t
-        mask = None
-        if T > 1:
-            allowed = np.arange(n)[None, :] <= (n0 + np.arange(T))[:, None]
-            mask = np.where(allowed, F32(0), F32(-np.inf))
-        H, KVH, D = c.n_heads, c.n_kv_heads, c.head_dim
-        rep = H // KVH
-        qd, kvd = c.q_dim, c.kv_dim
+        mask = causal_mask(n0, T)
         for l in range(self.n_layers):
-            w = self.w
-            h = rms_norm(x, w[f"{l}.attn_norm"], c.rms_eps)
-            qkv = product(h, w[f"{l}.wqkv"])
-            q = rope_fn(qkv[:, :qd].reshape(T, H, D), cos, sin)
-            k = rope_fn(qkv[:, qd : qd + kvd].reshape(T, KVH, D), cos, sin)
-            v = qkv[:, qd + kvd :].reshape(T, KVH, D)
-            cache.k[l, :, n0:n] = k.transpose(1, 0, 2)
-            cache.v[l, :, n0:n] = v.transpose(1, 0, 2)
-            K = cache.k[l, :, :n]  # (KVH, n, D)
-            V = cache.v[l, :, :n]
-            # query heads h·rep … h·rep+rep−1 share kv head h: group them as rows
-            qg = q.transpose(1, 0, 2).reshape(KVH, rep * T, D)
-            s = (qg @ K.transpose(0, 2, 1)) * self.scale  # (KVH, rep·T, n)
-            if mask is not None:
-                s = s.reshape(KVH, rep, T, n) + mask
-                s = s.reshape(KVH, rep * T, n)
-            s = np.exp(s - s.max(axis=-1, keepdims=True))
-            s /= s.sum(axis=-1, keepdims=True)
-            o = (s @ V).reshape(H, T, D).transpose(1, 0, 2).reshape(T, qd)
-            x = x + product(o, w[f"{l}.wo"])
-            h = rms_norm(x, w[f"{l}.ffn_norm"], c.rms_eps)
-            gu = product(h, w[f"{l}.wgu"])
-            g, u = gu[:, : c.ffn_dim], gu[:, c.ffn_dim :]
-            x = x + product(silu(g) * u, w[f"{l}.wdown"])
+            x = x + self._attention(l, x, cache, n0, cos, sin, mask, rope_fn)
+            x = x + self._ffn(l, x)
             if self.check_dtype and x.dtype != F32:
                 raise TypeError(f"layer {l}: residual stream became {x.dtype} (float64 promotion)")
             if collect is not None:
@@ -244,6 +224,43 @@ class Llama:
         cache.tokens.extend(int(t) for t in tokens)
         cache.n = n
         return h
+
+    def _attention(self, l, x, cache, n0, cos, sin, mask, rope_fn):
+        """Layer l's attention block on the residual stream x (T, dim): its new keys and values
+        go into the cache at n0 …; every query attends to the cache up to itself. Returns the
+        block's output (T, dim), to add to x."""
+        c, w = self.cfg, self.w
+        T, n = len(x), n0 + len(x)
+        H, KVH, D = c.n_heads, c.n_kv_heads, c.head_dim
+        rep = H // KVH
+        qd, kvd = c.q_dim, c.kv_dim
+        h = rms_norm(x, w[f"{l}.attn_norm"], c.rms_eps)
+        qkv = product(h, w[f"{l}.wqkv"])
+        q = rope_fn(qkv[:, :qd].reshape(T, H, D), cos, sin)
+        k = rope_fn(qkv[:, qd : qd + kvd].reshape(T, KVH, D), cos, sin)
+        v = qkv[:, qd + kvd :].reshape(T, KVH, D)
+        cache.k[l, :, n0:n] = k.transpose(1, 0, 2)
+        cache.v[l, :, n0:n] = v.transpose(1, 0, 2)
+        K = cache.k[l, :, :n]  # (KVH, n, D)
+        V = cache.v[l, :, :n]
+        # query heads h·rep … h·rep+rep−1 share kv head h: group them as rows
+        qg = q.transpose(1, 0, 2).reshape(KVH, rep * T, D)
+        s = (qg @ K.transpose(0, 2, 1)) * self.scale  # (KVH, rep·T, n)
+        if mask is not None:
+            s = s.reshape(KVH, rep, T, n) + mask
+            s = s.reshape(KVH, rep * T, n)
+        s = np.exp(s - s.max(axis=-1, keepdims=True))
+        s /= s.sum(axis=-1, keepdims=True)
+        o = (s @ V).reshape(H, T, D).transpose(1, 0, 2).reshape(T, qd)
+        return product(o, w[f"{l}.wo"])
+
+    def _ffn(self, l, x):
+        """Layer l's SwiGLU feed-forward block on x (T, dim); returns its output, to add to x."""
+        c, w = self.cfg, self.w
+        h = rms_norm(x, w[f"{l}.ffn_norm"], c.rms_eps)
+        gu = product(h, w[f"{l}.wgu"])
+        g, u = gu[:, : c.ffn_dim], gu[:, c.ffn_dim :]
+        return product(silu(g) * u, w[f"{l}.wdown"])
 
     def logits(self, hidden, rows=None):
         """(T, vocab) float32 logits from final-normed hidden states, through the tied head.
