@@ -31,6 +31,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -39,7 +40,7 @@ from threadpoolctl import threadpool_limits
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from specdec_core.llm import load_model  # noqa: E402
+from specdec_core.llm import Llama, load_model  # noqa: E402
 from specdec_core.llm import passcost as PC  # noqa: E402
 from specdec_core.measured import Machine, PassCost  # noqa: E402
 from specdec_core.measured.store import write_json  # noqa: E402
@@ -51,7 +52,7 @@ FORWARD_TS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 32, 128]
 CONTEXT = 100
 
 
-def forward_curve(model, Ts, reps, seed=0):
+def forward_curve(model: Llama, Ts: Sequence[int], reps: int, seed: int = 0) -> dict:
     """Median ms of forward + logits for T new positions after CONTEXT tokens, interleaved."""
     rng = np.random.default_rng(seed)
     ctx = [int(t) for t in rng.integers(3, model.cfg.vocab_size, CONTEXT)]
@@ -91,7 +92,7 @@ def _utc() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S")
 
 
-def predict_stage(mats, s: Settings, threads: int) -> dict:
+def predict_stage(mats: list[np.ndarray], s: Settings, threads: int) -> dict:
     """Steps 1–2 with ``threads`` BLAS threads: the floor, the rate per T, the prediction, its time."""
     weight_bytes, params = sum(w.nbytes for w in mats), sum(w.size for w in mats)
     PC.read_floor_s(mats, reps=1)  # page the weights in
@@ -114,14 +115,14 @@ def predict_stage(mats, s: Settings, threads: int) -> dict:
     }
 
 
-def measure_stage(model, mats, old, s: Settings) -> dict:
+def measure_stage(model: Llama, mats: list[np.ndarray], old: list[np.ndarray], s: Settings) -> dict:
     """Step 3: the weight products in both layouts, then the whole forward pass, and when."""
     products = PC.time_products(mats, s.Ts, old=old, reps=s.reps)
     forward = forward_curve(model, s.forward_Ts, s.reps)
     return {"products": products, "forward": forward, "measured_at_utc": _utc()}
 
 
-def print_threads(rec: dict, Ts) -> None:
+def print_threads(rec: dict, Ts: Sequence[int]) -> None:
     p, o, f, pred = rec["products"]["product"], rec["products"]["x@w"], rec["forward"], rec["predicted"]
     for T in Ts:
         fwd = f"  forward {f[T]['median']:6.1f} ({f[T]['median'] / f[1]['median']:.2f})" if T in f else ""
@@ -133,7 +134,7 @@ def print_threads(rec: dict, Ts) -> None:
         )
 
 
-def measure(model, s: Settings, machine: Machine, started: float | None = None) -> PassCost:
+def measure(model: Llama, s: Settings, machine: Machine, started: float | None = None) -> PassCost:
     """Steps 1–3 for 1 and then 2 BLAS threads, into the typed record with its goals (the
     machine finished at the end; the total counts from ``started``, default now)."""
     if not isinstance(s, Settings):

@@ -31,7 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from specdec_core import autoregressive_generate, speculative_generate  # noqa: E402
-from specdec_core.llm import CachedTarget, PromptLookupDraft, load_model  # noqa: E402
+from specdec_core.llm import CachedTarget, LoadedModel, PromptLookupDraft, load_model  # noqa: E402
 from specdec_core.llm import rounding as R  # noqa: E402
 from specdec_core.llm.workloads import CALIBRATION, WORKLOADS, calibration_prompt, workload_prompt  # noqa: E402
 from specdec_core.measured import Machine, RoundingStudy  # noqa: E402
@@ -43,7 +43,7 @@ OUT = os.path.join(ROOT, "specdec_core", "results", "rounding.json")
 GAMMA, BLOCK = 4, 5
 
 
-def prompts(lm, quick: bool) -> dict:
+def prompts(lm: LoadedModel, quick: bool) -> dict:
     """{name: prompt tokens}: the calibration prompts and the workloads (the first two if quick)."""
     out = {f"calibration/{k}": calibration_prompt(lm.codec, k) for k in CALIBRATION}
     out.update({f"workload/{w}": workload_prompt(lm.codec, w) for w in WORKLOADS})
@@ -51,7 +51,7 @@ def prompts(lm, quick: bool) -> dict:
     return dict(list(out.items())[:2]) if quick else out
 
 
-def generation(lm, name: str, prompt: tuple, n: int) -> tuple[dict, list]:
+def generation(lm: LoadedModel, name: str, prompt: tuple, n: int) -> tuple[dict, list]:
     """Part 1 for one prompt: plain and speculative greedy, where they part and the top-2 gap
     there both ways. Returns (the stored row, the plain tokens)."""
     m = lm.model
@@ -75,14 +75,14 @@ def generation(lm, name: str, prompt: tuple, n: int) -> tuple[dict, list]:
     return row, list(plain)
 
 
-def teacher_forcing(lm, name: str, prompt: tuple, plain: list) -> dict:
+def teacher_forcing(lm: LoadedModel, name: str, prompt: tuple, plain: list) -> dict:
     """Part 2 for one prompt: the logits along its plain greedy tokens, one position per call
     against blocks."""
     one, blk = R.logits_two_ways(lm.model, list(prompt) + plain, len(prompt), BLOCK)
     return {**R.compare_paths(one, blk), "prompt": name}
 
 
-def summary(gens: list, tf: list, n: int) -> dict:
+def summary(gens: list[dict], tf: list[dict], n: int) -> dict:
     return {
         "generations": len(gens),
         "identical": sum(g["identical"] for g in gens),
@@ -95,7 +95,9 @@ def summary(gens: list, tf: list, n: int) -> dict:
     }
 
 
-def study(lm, n: int, quick: bool, machine: Machine, started: float | None = None) -> RoundingStudy:
+def study(
+    lm: LoadedModel, n: int, quick: bool, machine: Machine, started: float | None = None
+) -> RoundingStudy:
     """Both parts over every prompt with ``n`` new tokens each (one BLAS thread), into the typed
     record (the machine finished at the end; the total counts from ``started``, default now)."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:

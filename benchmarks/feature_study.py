@@ -30,6 +30,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,7 +39,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from specdec_core import autoregressive_generate  # noqa: E402
-from specdec_core.llm import CachedTarget, load_model  # noqa: E402
+from specdec_core.llm import CachedTarget, Llama, LoadedModel, load_model  # noqa: E402
 from specdec_core.llm import features as FT  # noqa: E402
 from specdec_core.llm import workloads as W  # noqa: E402
 from specdec_core.llm.model import product  # noqa: E402
@@ -74,7 +75,7 @@ FULL = Settings(False, None, 8, 96, 128, 2, 128, (1e-3, 1e-2), 30)
 QUICK = Settings(True, 6, 2, 24, 24, 1, 32, (1e-3,), 5)
 
 
-def continuations(model, prompts: dict, n_new, seed):
+def continuations(model: Llama, prompts: dict, n_new: int, seed: int) -> dict:
     """{name: (prompt, continuation)}: plain temperature-1 sampling from a CachedTarget."""
     out = {}
     for i, (name, prompt) in enumerate(prompts.items()):
@@ -86,7 +87,7 @@ def continuations(model, prompts: dict, n_new, seed):
     return out
 
 
-def median_ms(fn, reps):
+def median_ms(fn: Callable[[], object], reps: int) -> float:
     ts = []
     for _ in range(reps):
         t = time.perf_counter()
@@ -95,7 +96,7 @@ def median_ms(fn, reps):
     return 1e3 * float(np.median(ts))
 
 
-def _joined(pairs: dict, names) -> list:
+def _joined(pairs: dict, names: Iterable[str]) -> list:
     return [pairs[n][0] + pairs[n][1] for n in names]
 
 
@@ -115,7 +116,7 @@ class Texts:
     seconds: float
 
 
-def generate_texts(lm, s: Settings) -> Texts:
+def generate_texts(lm: LoadedModel, s: Settings) -> Texts:
     """Stage 1: the texts, split before anything is fitted."""
     t = time.time()
     m, codec = lm.model, lm.codec
@@ -147,7 +148,7 @@ class Data:
     info: dict
 
 
-def collect(lm, texts: Texts, s: Settings) -> Data:
+def collect(lm: LoadedModel, texts: Texts, s: Settings) -> Data:
     """Stage 2: the target's states along every text."""
     m = lm.model
     t = time.time()
@@ -200,7 +201,7 @@ class Selected:
     chosen: str
 
     @property
-    def fmap(self):
+    def fmap(self) -> FT.FeatureMap:
         return self.fitted[self.chosen]
 
     def choice(self) -> dict:
@@ -214,7 +215,7 @@ class Selected:
         }
 
 
-def variants(lm, data: Data) -> dict:
+def variants(lm: LoadedModel, data: Data) -> dict:
     """{name: (features, fit keywords)} of the compared designs."""
     g = lm.model.w["output_norm"]
     return {
@@ -229,7 +230,7 @@ def variants(lm, data: Data) -> dict:
     }
 
 
-def select_variant(lm, data: Data, s: Settings) -> Selected:
+def select_variant(lm: LoadedModel, data: Data, s: Settings) -> Selected:
     """Stage 3: fit every variant and ridge; choose by depth-1 α at T = 1 (full head), mean
     over the held-out calibration sets (never the workloads)."""
     m, t = lm.model, time.time()
@@ -261,7 +262,7 @@ def select_variant(lm, data: Data, s: Settings) -> Selected:
     return sel
 
 
-def _clean(a):
+def _clean(a: dict) -> dict:
     """JSON-friendly: temperatures as strings."""
     return {
         k: (v if k == "_n" else {f"T={T:g}": [round(x, 4) for x in xs] for T, xs in v.items()})
@@ -269,7 +270,9 @@ def _clean(a):
     }
 
 
-def alpha_study(lm, data: Data, sel: Selected, shortlists: dict, s: Settings) -> tuple[dict, float]:
+def alpha_study(
+    lm: LoadedModel, data: Data, sel: Selected, shortlists: dict, s: Settings
+) -> tuple[dict, float]:
     """Stage 4: α per depth, T = 1 and 0, on every held-out and workload set: the chosen map
     with every shortlist, the baseline with the full head. Returns (α as stored, seconds)."""
     t = time.time()
@@ -284,7 +287,7 @@ def alpha_study(lm, data: Data, sel: Selected, shortlists: dict, s: Settings) ->
     return alphas, time.time() - t
 
 
-def shortlist_mass(lm, data: Data, shortlists: dict) -> dict:
+def shortlist_mass(lm: LoadedModel, data: Data, shortlists: dict) -> dict:
     """Stage 5: mean mass of p (T = 1) inside each shortlist, the ceiling on its α."""
     cov, head = {}, lm.model.w["head"]
     for k, (f, fs) in data.evals.items():
@@ -302,7 +305,7 @@ def shortlist_mass(lm, data: Data, shortlists: dict) -> dict:
 # ---------------------------------------------------------------- cost
 
 
-def draft_cost(lm, fmap, shortlists: dict, s: Settings) -> dict:
+def draft_cost(lm: LoadedModel, fmap: FT.FeatureMap, shortlists: dict, s: Settings) -> dict:
     """Stage 6: median ms of one draft step (map + head + softmax + draw) per head, of one
     target step and of verifying 5 positions."""
     m, reps = lm.model, s.reps
@@ -340,7 +343,7 @@ def draft_cost(lm, fmap, shortlists: dict, s: Settings) -> dict:
 # ---------------------------------------------------------------- the study
 
 
-def study(lm, s: Settings, machine: Machine, started: float | None = None) -> FeatureStudy:
+def study(lm: LoadedModel, s: Settings, machine: Machine, started: float | None = None) -> FeatureStudy:
     """Every stage in order, into the typed record (``machine`` finished at the end; the total
     counts from ``started``, a ``time.time()``, default now)."""
     if not isinstance(s, Settings):
