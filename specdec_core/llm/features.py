@@ -184,39 +184,12 @@ def fit_feature_map(
         h_prev = _check_rows("h_prev", h_prev, N, D)
     ridge = float(check_nonnegative(ridge, "ridge"))
     n_random = check_int(n_random, "n_random", 0)
-    n_random = int(n_random)
-    if renorm:
-        if norm_weight is None:
-            raise ValueError("norm_weight (the model's output_norm weight) is required when renorm is set")
-        norm_weight = np.asarray(norm_weight, np.float32)
-        if norm_weight.shape != (D,) or not np.all(np.isfinite(norm_weight)) or np.any(norm_weight == 0):
-            raise ValueError(f"norm_weight must be ({D},) finite and non-zero")
-    n_in = (3 if inputs == "h,hprev,e" else 2) * D
-    if N < 2:
-        raise ValueError(f"h: need at least 2 rows to fit, got {N}")
-    if ridge == 0 and N <= n_in + n_random:
-        raise ValueError(f"h: {N} rows are too few for {n_in + n_random} features without ridge")
+    norm_weight = _check_norm_weight(norm_weight, D) if renorm else None
+    _check_enough_rows(N, (3 if inputs == "h,hprev,e" else 2) * D + n_random, ridge)
     parts = [h, h_prev, e] if inputs == "h,hprev,e" else [h, e]
     X = np.concatenate([np.asarray(a, np.float32) for a in parts], axis=1)
-    R = c = mu = sd = None
-    if n_random:
-        mu = X.mean(axis=0, dtype=np.float64).astype(np.float32)
-        sd = (X.std(axis=0, dtype=np.float64) + 1e-6).astype(np.float32)
-        rng = np.random.default_rng(seed)
-        R = (rng.standard_normal((n_random, n_in)) / np.sqrt(n_in)).astype(np.float32)
-        c = (0.5 * rng.standard_normal(n_random)).astype(np.float32)
-        X = np.concatenate([X, np.maximum(product((X - mu) / sd, R) + c, 0.0)], axis=1)
-    X = X.astype(np.float64)
-    Y = np.asarray(h_next, np.float64)
-    mx, my = X.mean(axis=0), Y.mean(axis=0)
-    Xc = X - mx
-    s = np.sqrt((Xc * Xc).mean(axis=0)) + 1e-12
-    Xs = Xc / s
-    G = Xs.T @ Xs
-    G[np.diag_indices_from(G)] += ridge * N
-    Ws = np.linalg.solve(G, Xs.T @ (Y - my)) if ridge > 0 else np.linalg.lstsq(Xs, Y - my, rcond=None)[0]
-    W = Ws / s[:, None]  # (n_features, dim)
-    b = my - mx @ W
+    X, R, c, mu, sd = _with_random_features(X, n_random, seed)
+    W, b = _ridge_fit(X.astype(np.float64), np.asarray(h_next, np.float64), ridge)
     return FeatureMap(
         W=np.ascontiguousarray(W.T, dtype=np.float32),
         b=b.astype(np.float32),
@@ -228,8 +201,52 @@ def fit_feature_map(
         mu=mu,
         sd=sd,
         renorm=bool(renorm),
-        norm_weight=norm_weight if renorm else None,
+        norm_weight=norm_weight,
     )
+
+
+def _check_enough_rows(N: int, n_features: int, ridge: float) -> None:
+    if N < 2:
+        raise ValueError(f"h: need at least 2 rows to fit, got {N}")
+    if ridge == 0 and N <= n_features:
+        raise ValueError(f"h: {N} rows are too few for {n_features} features without ridge")
+
+
+def _check_norm_weight(norm_weight, D: int) -> np.ndarray:
+    if norm_weight is None:
+        raise ValueError("norm_weight (the model's output_norm weight) is required when renorm is set")
+    norm_weight = np.asarray(norm_weight, np.float32)
+    if norm_weight.shape != (D,) or not np.all(np.isfinite(norm_weight)) or np.any(norm_weight == 0):
+        raise ValueError(f"norm_weight must be ({D},) finite and non-zero")
+    return norm_weight
+
+
+def _with_random_features(X: np.ndarray, n_random: int, seed: int) -> tuple:
+    """X (float32) with ``n_random`` ReLU random features of its standardized columns appended:
+    ``(X, R, c, mu, sd)`` (the last four ``None`` when ``n_random`` is 0)."""
+    if not n_random:
+        return X, None, None, None, None
+    n_in = X.shape[1]
+    mu = X.mean(axis=0, dtype=np.float64).astype(np.float32)
+    sd = (X.std(axis=0, dtype=np.float64) + 1e-6).astype(np.float32)
+    rng = np.random.default_rng(seed)
+    R = (rng.standard_normal((n_random, n_in)) / np.sqrt(n_in)).astype(np.float32)
+    c = (0.5 * rng.standard_normal(n_random)).astype(np.float32)
+    return np.concatenate([X, np.maximum(product((X - mu) / sd, R) + c, 0.0)], axis=1), R, c, mu, sd
+
+
+def _ridge_fit(X: np.ndarray, Y: np.ndarray, ridge: float) -> tuple[np.ndarray, np.ndarray]:
+    """Y ≈ X W + b (float64): columns standardized, penalty ``ridge`` · N · ‖W_std‖² on the
+    standardized weights, intercept free; W folded back to X's scale, (n_features, dim)."""
+    mx, my = X.mean(axis=0), Y.mean(axis=0)
+    Xc = X - mx
+    s = np.sqrt((Xc * Xc).mean(axis=0)) + 1e-12
+    Xs = Xc / s
+    G = Xs.T @ Xs
+    G[np.diag_indices_from(G)] += ridge * len(X)
+    Ws = np.linalg.solve(G, Xs.T @ (Y - my)) if ridge > 0 else np.linalg.lstsq(Xs, Y - my, rcond=None)[0]
+    W = Ws / s[:, None]
+    return W, my - mx @ W
 
 
 def predicted_states(fmap: FeatureMap, feats: Features, depth: int) -> tuple:
