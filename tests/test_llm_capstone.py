@@ -12,18 +12,11 @@ import numpy as np
 import pytest
 
 from specdec_core import chi_square_gof, speculative_generate
-from specdec_core.llm import CachedTarget, PromptLookupDraft, lawtest, load_model
+from specdec_core.llm import CachedTarget, PromptLookupDraft, lawtest
 from specdec_core.llm import predict as P
 from specdec_core.llm.drafts import ExitDraft, NgramDraft, collect_residuals, fit_exit_map
 from specdec_core.llm.runs import StaleStateError, run_speculative, sweep, timed_run
 from specdec_core.llm.testing import sequence_law, write_tiny_gguf
-
-
-@pytest.fixture(scope="module")
-def lm(tmp_path_factory):
-    path = tmp_path_factory.mktemp("gguf") / "tiny.gguf"
-    write_tiny_gguf(path)
-    return load_model(str(path), cache=False)
 
 
 def _prompt(lm):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from specdec_core import chi_square_gof, speculative_generate
-from specdec_core.llm import CachedTarget, lawtest, load_model, probs_from_logits
+from specdec_core.llm import CachedTarget, lawtest, probs_from_logits
 from specdec_core.llm.features import (
     FeatureDraft,
     FeatureMap,
@@ -19,18 +19,11 @@ from specdec_core.llm.features import (
     fit_feature_map,
     shortlist_from_counts,
 )
-from specdec_core.llm.testing import sequence_law, write_tiny_gguf
+from specdec_core.llm.testing import sequence_law
 from specdec_core.sampling import speculative_round
 from specdec_core.verify import correction_weights
 
 TEXT = "the cat sat on the mat. the cat sat on the mat. then the cat sat on the hat, 2024."
-
-
-@pytest.fixture(scope="module")
-def lm(tmp_path_factory):
-    path = tmp_path_factory.mktemp("gguf") / "tiny.gguf"
-    write_tiny_gguf(path)
-    return load_model(str(path), cache=False)
 
 
 @pytest.fixture(scope="module")
@@ -84,32 +77,13 @@ def dataclasses_error():
 
 def test_random_features_and_renorm(feats, lm):
     g = lm.model.w["output_norm"]
-    fm = fit_feature_map(
-        feats.h,
-        feats.e,
-        feats.h_next,
-        ridge=1e-2,
-        n_random=64,
-        renorm=True,
-        norm_weight=g,
-        seed=3,
-        inputs="h,e",
-    )
+    kw = dict(ridge=1e-2, n_random=64, renorm=True, norm_weight=g, seed=3, inputs="h,e")
+    fm = fit_feature_map(feats.h, feats.e, feats.h_next, **kw)
     assert fm.n_random == 64 and fm.W.shape == (lm.cfg.dim, 2 * lm.cfg.dim + 64)
     out = fm.apply(feats.h[:5], feats.e[:5])
     np.testing.assert_allclose(np.sqrt(np.mean((out / g) ** 2, axis=1)), 1.0, rtol=1e-4)
     # the same seed gives the same random features
-    fm2 = fit_feature_map(
-        feats.h,
-        feats.e,
-        feats.h_next,
-        ridge=1e-2,
-        n_random=64,
-        renorm=True,
-        norm_weight=g,
-        seed=3,
-        inputs="h,e",
-    )
+    fm2 = fit_feature_map(feats.h, feats.e, feats.h_next, **kw)
     np.testing.assert_array_equal(fm.R, fm2.R)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from specdec_core import autoregressive_generate
-from specdec_core.llm import CachedTarget, PromptLookupDraft, load_model
+from specdec_core.llm import CachedTarget, PromptLookupDraft
 from specdec_core.llm.runs import (
     expected_tokens_iid,
     one_step_gap,
@@ -15,14 +15,6 @@ from specdec_core.llm.runs import (
     run_speculative,
     speculative_generate_adaptive,
 )
-from specdec_core.llm.testing import write_tiny_gguf
-
-
-@pytest.fixture(scope="module")
-def lm(tmp_path_factory):
-    path = tmp_path_factory.mktemp("gguf") / "tiny.gguf"
-    write_tiny_gguf(path)
-    return load_model(str(path), cache=False)
 
 
 def _copy_prompt(lm):

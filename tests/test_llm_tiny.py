@@ -24,17 +24,15 @@ from specdec_core.llm import (
 )
 from specdec_core.llm import model as M  # noqa: E402
 from specdec_core.llm.loader import load_gguf  # noqa: E402
-from specdec_core.llm.testing import CFG, reference_logits, write_tiny_gguf  # noqa: E402
+from specdec_core.llm.testing import CFG, reference_logits, sequence_law  # noqa: E402
 
 TEXT = "the cat sat on the mat, then the cat sat on the hat 2024"
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    path = tmp_path_factory.mktemp("gguf") / "tiny.gguf"
-    hf = write_tiny_gguf(path)
-    lm = load_model(str(path), cache=False)
-    return path, hf, lm
+def tiny(tiny_gguf):
+    path, hf = tiny_gguf
+    return path, hf, load_model(str(path), cache=False)
 
 
 @pytest.fixture(scope="module")
@@ -301,38 +299,13 @@ def test_greedy_speculative_equals_greedy_plain(tiny, ids):
             assert spec.tokens == plain
 
 
-def _sequence_law(m, prefix, prune=1e-5):
-    """Exact law of the next 3 tokens at temperature 1, from the cache-free forward pass.
-    Pairs (x1, x2) below ``prune`` are pooled into one outcome 'other'."""
-
-    def p_after(seq):
-        return probs_from_logits(m.logits_for(list(seq))[-1:], 1.0)[0]
-
-    law = {}
-    other = 0.0
-    p1 = p_after(prefix)
-    for x1 in np.flatnonzero(p1):
-        p2 = p_after(prefix + (int(x1),))
-        for x2 in np.flatnonzero(p2):
-            w = p1[x1] * p2[x2]
-            if w < prune:
-                other += w
-                continue
-            p3 = p_after(prefix + (int(x1), int(x2)))
-            for x3 in np.flatnonzero(p3 * w >= 1e-9):
-                law[(int(x1), int(x2), int(x3))] = w * p3[x3]
-    other += 1.0 - other - sum(law.values())  # mass of the tiny x3 tails
-    law["other"] = other
-    return law
-
-
 def test_end_to_end_law_on_tiny_model(tiny, ids):
     """300 speculative runs of 3 tokens (γ = 2, layer-skip draft k = 1 at temperature 1, one
     stateful cached target reused across runs) against the exact 3-token law: chi-square
     goodness of fit, reject if p < 0.001 (specdec_core.lawcheck's threshold)."""
     m = tiny[2].model
     prefix = tuple(ids[:4])
-    law = _sequence_law(m, prefix)
+    law = sequence_law(m, prefix)
     tgt = CachedTarget(m, 1.0)
     draft = LayerSkipDraft(m, 1, temperature=1.0)
     rng = np.random.default_rng(2024)

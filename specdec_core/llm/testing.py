@@ -5,6 +5,8 @@ RoPE, float64, no cache) to test the numpy model against."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 CFG = dict(
@@ -52,62 +54,73 @@ def hf_permute(w, n_head):
     return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-def write_tiny_gguf(path, seed=0, logit_scale=0.5):
+def write_tiny_gguf(
+    path: str | os.PathLike, seed: int = 0, logit_scale: float = 0.5
+) -> dict[str, np.ndarray]:
     """Write the file; return the dequantized weights in Hugging Face layout for the reference."""
     import gguf
-    from gguf import GGMLQuantizationType as Q
-    from gguf.quants import dequantize, quantize
 
-    c = CFG
     toks, types = vocab()
-    V = len(toks)
-    rng = np.random.default_rng(seed)
-    D, F, H, KVH, hd = c["dim"], c["ffn_dim"], c["n_heads"], c["n_kv_heads"], c["head_dim"]
-
-    def mat(rows, cols, scale):
-        return (rng.standard_normal((rows, cols)) * scale).astype(np.float32)
-
     w = gguf.GGUFWriter(str(path), "llama")
+    _write_metadata(w, toks, types)
+    hf = _write_weights(w, len(toks), np.random.default_rng(seed), logit_scale)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return hf
+
+
+def _write_metadata(w, toks: list, types: list) -> None:
+    """The llama config (:data:`CFG`) and the GPT-2 tokenizer, as convert_hf_to_gguf writes them."""
+    c = CFG
     w.add_block_count(c["n_layers"])
     w.add_context_length(c["context_length"])
-    w.add_embedding_length(D)
-    w.add_feed_forward_length(F)
-    w.add_head_count(H)
-    w.add_head_count_kv(KVH)
+    w.add_embedding_length(c["dim"])
+    w.add_feed_forward_length(c["ffn_dim"])
+    w.add_head_count(c["n_heads"])
+    w.add_head_count_kv(c["n_kv_heads"])
     w.add_rope_freq_base(c["rope_base"])
     w.add_layer_norm_rms_eps(c["rms_eps"])
-    w.add_rope_dimension_count(hd)
-    w.add_vocab_size(V)
+    w.add_rope_dimension_count(c["head_dim"])
+    w.add_vocab_size(len(toks))
     w.add_tokenizer_model("gpt2")
     w.add_token_list(toks)
     w.add_token_merges(MERGES)
     w.add_token_types(types)
     w.add_bos_token_id(1)
     w.add_eos_token_id(2)
+
+
+def _write_weights(w, V: int, rng: np.random.Generator, logit_scale: float) -> dict[str, np.ndarray]:
+    """Random weights, quantized as in the real file; returns them dequantized, HF layout."""
+    from gguf import GGMLQuantizationType as Q
+    from gguf.quants import dequantize, quantize
+
+    c = CFG
+    D, F, H, KVH, hd = c["dim"], c["ffn_dim"], c["n_heads"], c["n_kv_heads"], c["head_dim"]
     hf = {}
 
-    def put(name, arr, qtype, hf_arr=None):
+    def mat(rows, cols, scale):
+        return (rng.standard_normal((rows, cols)) * scale).astype(np.float32)
+
+    def put(name, arr, qtype):
         if qtype == Q.F32:
             w.add_tensor(name, arr.astype(np.float32))
-            deq = arr.astype(np.float32)
-        else:
-            qd = quantize(arr, qtype)
-            w.add_tensor(name, qd, raw_dtype=qtype)
-            deq = dequantize(qd, qtype).reshape(arr.shape)
-        return deq
+            return arr.astype(np.float32)
+        qd = quantize(arr, qtype)
+        w.add_tensor(name, qd, raw_dtype=qtype)
+        return dequantize(qd, qtype).reshape(arr.shape)
+
+    def norm(name, scale=1.0):
+        return put(name, (scale * (1 + 0.1 * rng.standard_normal(D))).astype(np.float32), Q.F32)
 
     hf["embed"] = put("token_embd.weight", mat(V, D, 1.0), Q.Q8_0)
-    hf["norm"] = put(
-        "output_norm.weight", (logit_scale * (1 + 0.1 * rng.standard_normal(D))).astype(np.float32), Q.F32
-    )
+    hf["norm"] = norm("output_norm.weight", logit_scale)
     for l in range(c["n_layers"]):
         b = f"blk.{l}."
-        hf[f"{l}.attn_norm"] = put(
-            b + "attn_norm.weight", (1 + 0.1 * rng.standard_normal(D)).astype(np.float32), Q.F32
-        )
-        hf[f"{l}.ffn_norm"] = put(
-            b + "ffn_norm.weight", (1 + 0.1 * rng.standard_normal(D)).astype(np.float32), Q.F32
-        )
+        hf[f"{l}.attn_norm"] = norm(b + "attn_norm.weight")
+        hf[f"{l}.ffn_norm"] = norm(b + "ffn_norm.weight")
         q_hf, k_hf = mat(H * hd, D, 0.3), mat(KVH * hd, D, 0.3)
         # GGUF stores the permuted rows; quantization works within rows, so the dequantized
         # permuted matrix is the permutation of the dequantized HF matrix.
@@ -118,10 +131,6 @@ def write_tiny_gguf(path, seed=0, logit_scale=0.5):
         hf[f"{l}.gate"] = put(b + "ffn_gate.weight", mat(F, D, 0.2), Q.Q4_1)
         hf[f"{l}.up"] = put(b + "ffn_up.weight", mat(F, D, 0.2), Q.Q4_1)
         hf[f"{l}.down"] = put(b + "ffn_down.weight", mat(D, F, 0.1), Q.Q4_1)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
     return hf
 
 
