@@ -182,18 +182,23 @@ def check_distribution(x, name: str = "p", *, exact: bool | None = None) -> np.n
         if bad:
             raise ValueError(f"{name} must sum to exactly 1, got {bad[0]}")
         return arr
-    if np.isnan(arr).any():
-        raise ValueError(f"{name} contains NaN")
-    if np.isinf(arr).any():
-        raise ValueError(f"{name} contains an infinite entry")
-    if (arr < 0).any():
-        raise ValueError(f"{name} has a negative entry (min {arr.min():.3g})")
+    _check_finite_nonnegative(arr, name)
     sums = arr.sum(axis=-1)
     off = np.abs(sums - 1.0)
     if (off > SUM_TOL).any():
         worst = float(np.asarray(sums).flat[int(np.argmax(off))])
         raise ValueError(f"{name} must sum to 1 (within {SUM_TOL:g}), got {worst:.9g}")
     return arr
+
+
+def _check_finite_nonnegative(arr: np.ndarray, name: str) -> None:
+    """A float array: no NaN, no infinity, no negative entry (messages name ``name``)."""
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN")
+    if np.isinf(arr).any():
+        raise ValueError(f"{name} contains an infinite entry")
+    if (arr < 0).any():
+        raise ValueError(f"{name} has a negative entry (min {arr.min():.3g})")
 
 
 def check_pair(p, q, names: tuple[str, str] = ("p", "q")) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -311,12 +316,7 @@ def check_weights(x, name: str = "weights") -> np.ndarray:
         if any(v < 0 for v in arr.flat):
             raise ValueError(f"{name} has a negative entry")
         return arr
-    if np.isnan(arr).any():
-        raise ValueError(f"{name} contains NaN")
-    if np.isinf(arr).any():
-        raise ValueError(f"{name} contains an infinite entry")
-    if (arr < 0).any():
-        raise ValueError(f"{name} has a negative entry (min {arr.min():.3g})")
+    _check_finite_nonnegative(arr, name)
     return arr
 
 
