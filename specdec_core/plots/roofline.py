@@ -4,14 +4,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..roofline import float_hardware, memory_bound_positions, pass_time
 from ..serving import serving_curve, serving_point
-from . import show
 from .frames import LabPlot, lab_figure
 from .style import COLORS, tag_kind
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ..measured import HardwareRun
 
 LINESTYLES = ("-", "--", "-.", ":")
 GAMMA_COLORS = (COLORS["ink"], COLORS["target"], COLORS["draft"], COLORS["rejected"])
@@ -30,15 +35,16 @@ def _curve(model, hardware, *, dtype, sequences, context, max_positions):
 # ---------------------------------------------------------------- this machine
 
 
-def matmul_figure(results, threads=(1, 2)):
+def matmul_figure(hw: HardwareRun, threads: tuple[int, ...] = (1, 2)) -> Figure:
     """Measured float32 matmul rate (GFLOP/s) against rows M, for the two weight shapes, with
-    the roofline of this machine for the head-sized product: min(peak, intensity × bandwidth)."""
+    the roofline of this machine for the head-sized product: min(peak, intensity × bandwidth).
+    ``hw``: the record of ``measured.read_stored("hardware.json")``."""
     fig = lab_figure(740, 300)
     ax = fig.add_axes((0.09, 0.16, 0.62, 0.76))
     for j, t in enumerate(threads):
-        for i, (shape, curve) in enumerate(results["matmul"][f"threads{t}"].items()):
-            Ms = np.array([int(m) for m in curve["gflops"]])
-            g = np.array(list(curve["gflops"].values()), dtype=float)
+        for i, (shape, curve) in enumerate(hw.matmul[t].items()):
+            Ms = sorted(curve.gflops)
+            g = np.array([curve.gflops[m] for m in Ms], dtype=float)
             ax.plot(
                 Ms,
                 g,
@@ -50,7 +56,7 @@ def matmul_figure(results, threads=(1, 2)):
                 label=f"{shape}, {t} thread{'s' if t > 1 else ''}",
             )
     Ms = np.arange(1, 65)
-    bw = float(results["bandwidth"]["threads2"]["copy_GBps"])
+    bw = float(hw.bandwidth[2].copy_GBps)
     k, n = 576, 49152
     intensity = 2 * Ms * k * n / (4 * (k * n + Ms * k + Ms * n))
     ax.plot(
@@ -68,33 +74,6 @@ def matmul_figure(results, threads=(1, 2)):
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     tag_kind(ax, "measured", "lower right")
     return fig
-
-
-def capstone_figure(measured_ms, predicted_ms, matmul_ms=None, *, title=""):
-    """The capstone's measured cost of scoring T positions next to the roofline prediction for
-    this machine (and, optionally, the measured cost of the head-sized product alone). Each curve
-    divided by its own T = 1 value: cost in decode steps."""
-    fig = lab_figure(740, 280)
-    ax = fig.add_axes((0.08, 0.16, 0.58, 0.74))
-    for label, d, style, color in (
-        ("capstone, measured", measured_ms, "-o", COLORS["ink"]),
-        ("roofline for this machine", predicted_ms, "--", COLORS["target"]),
-        ("576×49152 product alone (bench_hardware)", matmul_ms, "-.s", COLORS["draft"]),
-    ):
-        if not d:
-            continue
-        Ts = sorted(d)
-        y = np.array([d[T] for T in Ts]) / d[Ts[0]]
-        ax.plot(Ts, y, style, ms=3, lw=1.6, color=color, label=label)
-    ax.set_xlabel("positions scored in one call, T")
-    ax.set_ylabel("cost in decode steps (T = 1 → 1)")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    tag_kind(ax, "measured", "upper left")
-    return fig
-
-
-# ---------------------------------------------------------------- batch vs speculate
 
 
 def serving_figure(
@@ -265,7 +244,3 @@ class RooflinePlot(LabPlot):
         self.sp_mark.set_visible(g <= self.MAX_GAMMA)
         if g <= self.MAX_GAMMA:
             self.sp_mark.set_data([g], [min(sp[g], self.Y_SPEEDUP * 0.99)])
-
-
-#: Notebooks 05 and 06 call ``show_png``: it is :func:`specdec_core.plots.show` (use that).
-show_png = show
