@@ -67,17 +67,9 @@ IO_MODULES = frozenset({"glob", "importlib.resources", "pickle", "shelve", "shut
 MUTATORS = frozenset({"clear", "append", "extend", "update", "setdefault", "pop", "popitem", "add"})
 CACHE_DECORATORS = frozenset({"lru_cache", "cache", "cached_property"})
 
-# Known offenders, as (file, enclosing function): being moved out of the pure layer by the
-# measurement package and the labs (issue 24). The scan xfails naming them; any offender not
-# listed fails. Empty it when they land.
-KNOWN: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("specdec_core/roofline.py", "load_benchmark"),  # reads benchmarks' results: helper A
-        ("specdec_core/trees.py", "_lab_curve"),  # the trees lab's cache: helper B
-        ("specdec_core/trees.py", "_lab_numbers"),  # the trees lab's cache: helper B
-        ("specdec_core/roofline.py", "serving_curve"),  # the roofline lab's memo: belongs in labs/
-    }
-)
+# Known offenders, as (file, enclosing function), while a work stream moves them out of the pure
+# layer: the scan xfails naming them and fails on any offender not listed. Empty: strict.
+KNOWN: frozenset[tuple[str, str]] = frozenset()
 
 
 def pure_files() -> list[pathlib.Path]:

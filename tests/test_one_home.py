@@ -211,9 +211,12 @@ def notebook_paths():
         if kind != "notebook":
             continue
         for _, base, name in _imports_from_package(tree, "", False):
+            if f"{base}.{name}" in g.modules:
+                continue  # a module (from specdec_core.llm import report)
             home = g.home(base, name)
-            if home is None or home in g.modules and f"{base}.{name}" == home:
-                continue  # a module (import specdec_core.llm.report as ...), or not found
+            if home is None:
+                out.append(f"{rel} imports {name} from {base}, which neither defines nor exports it")
+                continue
             want = g.public_path(home, name)
             if base != want:
                 out.append(f"{rel} imports {name} from {base}: import it from {want}")
@@ -405,16 +408,9 @@ def results_file_readers():
     return out
 
 
-# Known offenders, by scan: files other work streams of issue 24 are changing now (the batched
-# verifier's benchmark, the capstone benchmark, llm/report.py, sampling.py's re-exports). Each
-# entry is a path prefix; the scan xfails naming it, and fails on any offender not listed.
-KNOWN: dict[str, tuple[str, ...]] = {
-    # helper A's notebooks and report.py; helper D's sampling.py (re-exports verify's names)
-    "notebook_paths": ("notebooks/06-", "notebooks/08-", "notebooks/09-"),
-    "reexport_aliases": ("specdec_core/llm/report.py", "specdec_core/sampling.py"),
-    # helper B's labs
-    "validator_copies": ("specdec_core/labs/base.py",),
-}
+# Known offenders, by scan: a path prefix per entry makes the scan xfail naming it while a work
+# stream moves it, and fail on any offender not listed. Empty: every scan is strict.
+KNOWN: dict[str, tuple[str, ...]] = {}
 
 SCANS = {
     f.__name__: f

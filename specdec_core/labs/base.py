@@ -58,18 +58,15 @@ What a learner sees, and why
 * **Without a kernel** (GitHub, nbviewer, an untrusted notebook in Lab): the widget output falls
   back to its ``text/plain`` — "Interactive lab <name> — run this cell with a kernel; a static copy
   is shown below." (:class:`LabDisplay`), never a raw ``VBox(children=…)`` repr — and the static
-  copy (PNG of ``draw(defaults)`` and ``texts(defaults)``, computed from the defaults, never
-  retyped) is visible.
+  copy (the lab's plot and ``texts`` at the defaults, computed from them, never retyped) is
+  visible.
 * **After a kernel restart** the widget manager marks every view ``jupyter-widgets-disconnected``
   (ipywidgets 8, ``DOMWidgetView._comm_live_update``). A CSS rule shipped in the lab's own note
   widget turns that class into a visible note "The kernel restarted (or this is a saved copy):
   re-run this cell to use the controls", and greys and disables the controls (no "Cannot send").
   The same note shows on a lab rendered from saved widget state (its models are not live either).
-  Verified in JupyterLab 4.6.6 + ipywidgets 8.1.9 in Chromium (2026-12-01, a throwaway script):
-  restart → note visible and controls greyed; re-run → note hidden; save → shut down → reopen
-  (with ``saveState``) → the saved lab renders with the note, no "model not found"; a stored
-  notebook opened untrusted (a fresh clone) shows the friendly text and the static copy with its
-  figure (the data-URI image survives Lab's sanitizer).
+  ``tests/browser/test_lab_smoke.py`` walks each of these in JupyterLab (restart, re-run,
+  save → reopen, reopen without saved state).
 * **A stored course notebook keeps no widgets** (``tools/execute_notebooks.py: stored_form``): no
   widget view in its outputs, no ``metadata.widgets``; each lab cell keeps the plain text above and
   its static copy. So a freshly opened notebook is exactly "without a kernel" until its cells run,
@@ -89,7 +86,6 @@ from __future__ import annotations
 
 import base64
 import html
-import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -141,9 +137,9 @@ class Control:
     def check(self, value, key: str = "value"):
         """Raise ``ValueError`` unless ``value`` is a value this control can hold exactly."""
         if self.kind in ("int", "float"):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"{key} must be a finite number, got {value!r}")
-            if not self.lo <= value <= self.hi:
+            if not self.lo <= value <= self.hi:  # NaN and ±inf fail this too
                 raise ValueError(f"{key} must lie in [{self.lo}, {self.hi}], got {value!r}")
             k = (value - self.lo) / self.step
             if abs(k - round(k)) > 1e-9:
@@ -624,7 +620,7 @@ def show(lab: Lab | LabSpec, static: bool = True) -> None:
         display(HTML(static_html(lab.spec)))
 
 
-def still(spec: LabSpec, **changes):
+def still(spec: LabSpec, **changes: Any) -> Any:
     """The lab's figure at its defaults with ``changes`` applied, as an image shown 1:1 (for a
     notebook's fixed scenario next to a lab: the scenario reads the lab's defaults, never
     retypes them). Raises ``ValueError`` for a lab without a figure or an impossible state."""
