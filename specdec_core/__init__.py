@@ -60,7 +60,6 @@ from .trees import TokenTree, tree_attention_mask
 from .verify import (
     acceptance_probabilities,
     acceptance_probability,
-    acceptance_rate,  # noqa: F401 (deprecated name of acceptance_probability; notebook 09 uses it)
     accepted_mass,
     correction_distribution,
     output_distribution,

@@ -128,11 +128,6 @@ def acceptance_probability(p: Probs, q: Probs) -> Scalar | np.ndarray:
     return _minimum(pa, qa).sum(axis=-1)
 
 
-#: Deprecated: the old name of :func:`acceptance_probability`, kept only because notebook 09
-#: and older code import it. New code says ``acceptance_probability``.
-acceptance_rate = acceptance_probability
-
-
 def rejection_probability(p: Probs, q: Probs) -> Scalar | np.ndarray:
     """1 − α = Σₓ max(p(x) − q(x), 0): the mass the correction has to supply."""
     pa, qa, _ = check_pair(p, q)

@@ -56,13 +56,13 @@ class Proposing:
 
 CASES = [
     # (call, message fragment)
-    (lambda: sc.acceptance_rate([], []), "p is empty"),
-    (lambda: sc.acceptance_rate(GOOD, [0.5, 0.5]), "p and q must have the same shape"),
-    (lambda: sc.acceptance_rate([1.2, -0.2, 0.0], GOOD), "p has a negative entry"),
-    (lambda: sc.acceptance_rate(GOOD, [np.nan, 0.5, 0.5]), "q contains NaN"),
-    (lambda: sc.acceptance_rate(GOOD, [np.inf, 0.5, 0.5]), "q contains an infinite entry"),
-    (lambda: sc.acceptance_rate(GOOD, [0.5, 0.3, 0.1]), "q must sum to 1"),
-    (lambda: sc.acceptance_rate(EX, [F(1, 3), F(1, 3), F(1, 4)]), "q must sum to exactly 1, got 11/12"),
+    (lambda: sc.acceptance_probability([], []), "p is empty"),
+    (lambda: sc.acceptance_probability(GOOD, [0.5, 0.5]), "p and q must have the same shape"),
+    (lambda: sc.acceptance_probability([1.2, -0.2, 0.0], GOOD), "p has a negative entry"),
+    (lambda: sc.acceptance_probability(GOOD, [np.nan, 0.5, 0.5]), "q contains NaN"),
+    (lambda: sc.acceptance_probability(GOOD, [np.inf, 0.5, 0.5]), "q contains an infinite entry"),
+    (lambda: sc.acceptance_probability(GOOD, [0.5, 0.3, 0.1]), "q must sum to 1"),
+    (lambda: sc.acceptance_probability(EX, [F(1, 3), F(1, 3), F(1, 4)]), "q must sum to exactly 1, got 11/12"),
     (lambda: sc.accepted_mass("abc", GOOD), "p must be a sequence of numbers"),
     (lambda: sc.accepted_mass(["a", "b"], [0.5, 0.5]), "p must hold numbers only"),
     (lambda: sc.accepted_mass([True, False], [0.5, 0.5]), "p must hold numbers, not booleans"),
@@ -282,9 +282,9 @@ CASES = [
     (lambda: sc.total_variation([0.5, np.nan], [0.5, 0.5]), "p contains NaN"),
     (lambda: sc.total_variation([0.5, 0.5], [-0.5, 1.5]), "q has a negative entry"),
     # ---- numeric strings and bools mixed into probability vectors
-    (lambda: sc.acceptance_rate(["0.6", "0.4"], [0.5, 0.5]), "p must hold numbers only, not strings"),
-    (lambda: sc.acceptance_rate([0.5, 0.5], [True, 0.0]), "q must hold numbers, not booleans"),
-    (lambda: sc.acceptance_rate([F(1, 2), True], [0.5, 0.5]), "p must hold numbers, not booleans"),
+    (lambda: sc.acceptance_probability(["0.6", "0.4"], [0.5, 0.5]), "p must hold numbers only, not strings"),
+    (lambda: sc.acceptance_probability([0.5, 0.5], [True, 0.0]), "q must hold numbers, not booleans"),
+    (lambda: sc.acceptance_probability([F(1, 2), True], [0.5, 0.5]), "p must hold numbers, not booleans"),
     # ---- transforms at their limits are fine; bad values are refused
     (lambda: sc.top_p(GOOD, 0), "top_p must be in (0, 1]"),
     (lambda: sc.top_k(GOOD, 1.0), "k must be a positive integer"),
@@ -958,8 +958,7 @@ def test_W3_statistics_count_what_reached_the_output():
     assert w["accepted"] == kept
     assert w["proposals_thrown_away"] == F(w["proposed"] - kept, w["proposed"])
     assert AS.acceptance_length(res, 4) == F(emitted, len(recs))
-    share = getattr(AS, "accepted_share", None) or AS.measured_acceptance_rate
-    assert share(res, 4) == F(kept, w["proposed"])
+    assert AS.accepted_share(res, 4) == F(kept, w["proposed"])
     # the round that emitted the stop token accepted proposals that never reached the output
     assert any(r.accepted > r.kept for r in recs)
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import exact_pair
 
-from specdec_core import acceptance_rate
+from specdec_core import acceptance_probability
 from specdec_core.multidraft import (
     MULTI_DRAFT_RULES,
     multi_draft_acceptance_rate,
@@ -82,7 +82,7 @@ def test_acceptance_monotone_in_k_and_alpha_at_one(pair, replacement):
     p, q = pair
     kmax = 4 if replacement else _support(q)
     rates = [multi_draft_acceptance_rate(p, q, k, replacement=replacement) for k in range(1, kmax + 1)]
-    assert rates[0] == acceptance_rate(p, q)
+    assert rates[0] == acceptance_probability(p, q)
     assert all(a <= b for a, b in itertools.pairwise(rates))
     assert all(0 <= r <= 1 for r in rates)
 

@@ -95,11 +95,11 @@ def test_p_zero_always_rejected():
     assert list(a) == [1, 0]
 
 
-def test_old_name_acceptance_rate_is_the_acceptance_probability():
-    """``acceptance_rate`` is a deprecated alias (notebook 09 still imports it); it is α."""
+def test_one_name_for_alpha():
+    """α is ``acceptance_probability``; the old name ``acceptance_rate`` (readers took it for the
+    accepted share as well) is gone from the library (issue 25: one word per concept)."""
     import specdec_core as sc
     from specdec_core import verify
 
-    assert verify.acceptance_rate is verify.acceptance_probability
-    assert sc.acceptance_rate is sc.acceptance_probability
-    assert "acceptance_rate" not in sc.__all__ and "acceptance_probability" in sc.__all__
+    assert not hasattr(verify, "acceptance_rate") and not hasattr(sc, "acceptance_rate")
+    assert "acceptance_probability" in sc.__all__

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -15,7 +14,6 @@ from .tokenizer import TextCodec
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
-    from typing import TextIO
 
     from ..sampling import GenerationResult
     from ..types import Probs, ProposingDraft, Target
@@ -33,27 +31,6 @@ class LoadedModel:
     model: Llama
     codec: TextCodec
     info: LoadInfo
-
-
-def text_progress(stream: TextIO | None = None, width: int = 30) -> Callable[[int, int, str], None]:
-    """A progress callback printing one bar line per stage, updated in place."""
-    stream = stream or sys.stderr
-    state = {"stage": None}
-
-    def cb(i: int, n: int, stage: str) -> None:
-        if stage != state["stage"]:
-            if state["stage"] is not None:
-                stream.write("\n")
-            state["stage"] = stage
-        if i == n or i % max(1, n // width) == 0:
-            done = int(width * i / n)
-            stream.write(f"\r{stage:>12} [{'#' * done}{'.' * (width - done)}] {i}/{n}")
-            if i == n:
-                stream.write("\n")
-                state["stage"] = None
-            stream.flush()
-
-    return cb
 
 
 def load_model(
