@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import numbers
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .types import Probs
 
 #: How far a float distribution's sum may be from 1 (float32 softmaxes land within ~1e-7).
 SUM_TOL = 1e-6
@@ -145,7 +149,7 @@ def _as_array(x, name: str) -> tuple[np.ndarray, bool]:
     return arr.astype(np.float64, copy=False), False
 
 
-def check_distribution(x, name: str = "p", *, exact: bool | None = None) -> np.ndarray:
+def check_distribution(x: Probs, name: str = "p", *, exact: bool | None = None) -> np.ndarray:
     """Validate one distribution (or a stack along the last axis) and return it as an array.
 
     ``exact=True`` forces the exact path (error if impossible), ``False`` forces float64,
@@ -201,7 +205,9 @@ def _check_finite_nonnegative(arr: np.ndarray, name: str) -> None:
         raise ValueError(f"{name} has a negative entry (min {arr.min():.3g})")
 
 
-def check_pair(p, q, names: tuple[str, str] = ("p", "q")) -> tuple[np.ndarray, np.ndarray, bool]:
+def check_pair(
+    p: Probs, q: Probs, names: tuple[str, str] = ("p", "q")
+) -> tuple[np.ndarray, np.ndarray, bool]:
     """Validate target ``p`` and draft ``q`` together: same shape, same kind (exact or float).
 
     Exact only when both are exact; otherwise both become float64.

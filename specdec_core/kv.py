@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,6 +40,9 @@ from .distributions import (
     check_probability,
 )
 
+if TYPE_CHECKING:
+    from .types import Scalar
+
 #: Bytes per stored number for the dtypes a cache is usually kept in.
 DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
 
@@ -48,7 +52,7 @@ GIB = 2**30
 # ---------------------------------------------------------------- validation
 
 
-def check_dtype(dtype) -> int:
+def check_dtype(dtype: str | int) -> int:
     """Bytes per element for a dtype name ("bf16", "fp8", ...) or a positive integer."""
     if isinstance(dtype, str):
         if dtype not in DTYPE_BYTES:
@@ -59,22 +63,22 @@ def check_dtype(dtype) -> int:
     return check_int(dtype, "dtype", 1)
 
 
-def check_budget(budget_bytes, name: str = "budget_bytes") -> int:
+def check_budget(budget_bytes: int, name: str = "budget_bytes") -> int:
     """A memory budget in bytes: a non-negative integer (0 is allowed: nothing fits)."""
     return check_int(budget_bytes, name, 0)
 
 
-def gib_to_bytes(gib) -> int:
+def gib_to_bytes(gib: Scalar) -> int:
     """GiB (float or exact) → whole bytes, rounded to the nearest byte. Non-negative, finite."""
     return round(Fraction(check_nonnegative(gib, "gib", "a number of GiB")) * GIB)
 
 
-def fmt_gib(n_bytes, digits: int = 2) -> str:
+def fmt_gib(n_bytes: int, digits: int = 2) -> str:
     """Bytes shown as GiB with a fixed rounding, e.g. ``14.96 GiB``."""
     return f"{int(n_bytes) / GIB:.{digits}f} GiB"
 
 
-def fmt_bytes(n_bytes) -> str:
+def fmt_bytes(n_bytes: int) -> str:
     """Bytes as an integer with thousands separators, e.g. ``1,073,741,824 B``."""
     return f"{int(n_bytes):,} B"
 
@@ -181,7 +185,7 @@ PRESETS = {
 }
 
 
-def get_shape(model) -> ModelShape:
+def get_shape(model: ModelShape | str) -> ModelShape:
     """A ModelShape, or the name of a preset."""
     if isinstance(model, ModelShape):
         return model
@@ -193,7 +197,9 @@ def get_shape(model) -> ModelShape:
 # ---------------------------------------------------------------- the formula
 
 
-def kv_cache_bytes(*, layers, kv_heads, head_dim, bytes_per_element, tokens, sequences=1) -> int:
+def kv_cache_bytes(
+    *, layers: int, kv_heads: int, head_dim: int, bytes_per_element: int, tokens: int, sequences: int = 1
+) -> int:
     """2 × layers × kv_heads × head_dim × bytes_per_element × tokens × sequences (exact int).
 
     ``tokens`` may be 0 (an empty cache); every other argument must be a positive integer.
@@ -207,7 +213,7 @@ def kv_cache_bytes(*, layers, kv_heads, head_dim, bytes_per_element, tokens, seq
     return 2 * L * H * D * B * T * S
 
 
-def model_kv_bytes(model, dtype, tokens, sequences=1) -> int:
+def model_kv_bytes(model: ModelShape | str, dtype: str | int, tokens: int, sequences: int = 1) -> int:
     """:func:`kv_cache_bytes` for a preset or ModelShape."""
     m = get_shape(model)
     return kv_cache_bytes(
@@ -220,7 +226,7 @@ def model_kv_bytes(model, dtype, tokens, sequences=1) -> int:
     )
 
 
-def weight_bytes(model, dtype) -> int:
+def weight_bytes(model: ModelShape | str, dtype: str | int) -> int:
     """parameters × bytes per element: the weights, *assuming* they are stored in ``dtype``."""
     return get_shape(model).parameters * check_dtype(dtype)
 
@@ -276,12 +282,20 @@ class WorkingSet:
         """budget − total (negative when it does not fit)."""
         return None if self.budget is None else self.budget - self.total
 
-    def parts(self) -> dict:
+    def parts(self) -> dict[str, int]:
         return {p: getattr(self, p) for p in self.PARTS}
 
 
 def working_set(
-    target, draft, *, dtype, context, sequences, gamma, budget_bytes=None, include_weights=True
+    target: ModelShape | str,
+    draft: ModelShape | str,
+    *,
+    dtype: str | int,
+    context: int,
+    sequences: int,
+    gamma: int,
+    budget_bytes: int | None = None,
+    include_weights: bool = True,
 ) -> WorkingSet:
     """Peak memory of speculative decoding: caches for ``context`` tokens per sequence in both
     models, plus γ provisional positions in each, plus (optionally) both models' weights.
@@ -309,7 +323,9 @@ def working_set(
     )
 
 
-def per_sequence_bytes(target, draft, *, dtype, context, gamma) -> int:
+def per_sequence_bytes(
+    target: ModelShape | str, draft: ModelShape | str, *, dtype: str | int, context: int, gamma: int
+) -> int:
     """KV bytes one more sequence adds at the peak (target and draft, context + γ each)."""
     ws = working_set(
         target, draft, dtype=dtype, context=context, sequences=1, gamma=gamma, include_weights=False
@@ -318,7 +334,14 @@ def per_sequence_bytes(target, draft, *, dtype, context, gamma) -> int:
 
 
 def max_concurrent_sequences(
-    target, draft, *, dtype, context, gamma, budget_bytes, include_weights=True
+    target: ModelShape | str,
+    draft: ModelShape | str,
+    *,
+    dtype: str | int,
+    context: int,
+    gamma: int,
+    budget_bytes: int,
+    include_weights: bool = True,
 ) -> int:
     """The most sequences whose peak working set fits in ``budget_bytes`` (0 if none fits)."""
     budget = check_budget(budget_bytes)
@@ -334,7 +357,7 @@ def max_concurrent_sequences(
     return (budget - weights) // per_seq
 
 
-def rollback_positions(alpha, gamma):
+def rollback_positions(alpha: Scalar, gamma: int) -> Scalar:
     """Expected target positions rolled back per sequence per round under iid acceptance α:
     γ − E[accepted] = γ − (E[K] − 1). The peak reservation is still γ. Exact α stays exact."""
     g = check_gamma(gamma)

@@ -25,7 +25,7 @@ class Question:
             raise ValueError(f"answer must index options (0..{len(self.options) - 1}), got {self.answer!r}")
 
 
-def grade(question: Question, choice) -> tuple[bool, str]:
+def grade(question: Question, choice: int | None) -> tuple[bool, str]:
     """(correct?, feedback text) for the option index ``choice`` (None: nothing chosen yet)."""
     if choice is None:
         return False, "Pick an option, then press Check."

@@ -320,11 +320,11 @@ class PassTime:
         return "memory" if self.memory_s >= self.compute_s else "compute"
 
     @property
-    def intensity(self):
+    def intensity(self) -> Scalar:
         return exact_ratio(self.flops, self.n_bytes)
 
     @property
-    def total_ms(self):
+    def total_ms(self) -> Scalar:
         return self.total_s * 1000
 
 

@@ -32,7 +32,9 @@ Every random draw comes from the ``numpy.random.Generator`` passed in.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -47,10 +49,13 @@ from .distributions import (
 )
 from .verify import check_rule, correction_weights
 
+if TYPE_CHECKING:
+    from .types import Draft, GammaPolicy, Target, Tokens
+
 # ---------------------------------------------------------------- checks
 
 
-def check_prefix(prefix, vocab: int | None = None) -> tuple:
+def check_prefix(prefix: Tokens, vocab: int | None = None) -> tuple:
     """A prefix: a sequence of integer token ids (not a string; no floats, bools or negatives;
     below ``vocab`` when given)."""
     if isinstance(prefix, (str, bytes)):
@@ -58,7 +63,7 @@ def check_prefix(prefix, vocab: int | None = None) -> tuple:
     return check_token_ids(prefix, "prefix", vocab)
 
 
-def check_stop(stop) -> frozenset:
+def check_stop(stop: Iterable[int] | None) -> frozenset:
     """``stop``: ``None`` (no stop tokens) or a collection of integer token ids, e.g. ``{3}``."""
     if stop is None:
         return frozenset()
@@ -248,7 +253,7 @@ class GenerationResult:
 _NO_DRAFT = object()
 
 
-def check_models(target, draft=_NO_DRAFT) -> int | None:
+def check_models(target: Target, draft: Draft | object = _NO_DRAFT) -> int | None:
     """The target (callable, or offering ``.score``) and draft (callable, or offering
     ``.propose``); returns the vocabulary size they declare (``vocab_size``), if any."""
     if not (callable(target) or hasattr(target, "score")):
@@ -263,7 +268,7 @@ def check_models(target, draft=_NO_DRAFT) -> int | None:
     return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 else None
 
 
-def target_rows(target, prefix: tuple, continuation: tuple, vocab: int | None = None) -> np.ndarray:
+def target_rows(target: Target, prefix: tuple, continuation: tuple, vocab: int | None = None) -> np.ndarray:
     """p rows after prefix, prefix+c₁, …, prefix+c (len(c)+1 rows), one call when possible.
 
     Whatever the target returns is validated like a direct argument (shape, vocabulary size,
@@ -281,7 +286,12 @@ def target_rows(target, prefix: tuple, continuation: tuple, vocab: int | None = 
 
 
 def draft_proposals(
-    draft, prefix: tuple, gamma: int, rng, vocab: int | None = None, keep=None
+    draft: Draft,
+    prefix: tuple,
+    gamma: int,
+    rng: np.random.Generator,
+    vocab: int | None = None,
+    keep: Callable[[np.ndarray, int], bool] | None = None,
 ) -> tuple[tuple, np.ndarray]:
     """Up to γ proposals drawn from the draft, and the (len, V) rows they were drawn from.
 
@@ -328,16 +338,16 @@ def draft_proposals(
 
 
 def speculative_round(
-    target,
-    draft,
-    prefix,
+    target: Target,
+    draft: Draft,
+    prefix: Tokens,
     *,
-    gamma,
-    rng,
-    correction="residual",
-    record_distributions=False,
-    stop=None,
-    vocab=None,
+    gamma: int,
+    rng: np.random.Generator,
+    correction: str = "residual",
+    record_distributions: bool = False,
+    stop: Iterable[int] | None = None,
+    vocab: int | None = None,
 ) -> RoundRecord:
     """One draft–verify–correct round from ``prefix``. See the module docstring.
 
@@ -452,16 +462,16 @@ def _verify_in_order(xs: tuple, p_rows: np.ndarray, q_rows: np.ndarray, rng: np.
 
 
 def speculative_generate(
-    target,
-    draft,
-    prefix,
+    target: Target,
+    draft: Draft,
+    prefix: Tokens,
     *,
-    gamma,
-    max_new_tokens,
-    rng,
-    correction="residual",
-    record_distributions=False,
-    stop=None,
+    gamma: int | GammaPolicy,
+    max_new_tokens: int,
+    rng: np.random.Generator,
+    correction: str = "residual",
+    record_distributions: bool = False,
+    stop: Iterable[int] | None = None,
 ) -> GenerationResult:
     """Strict speculative sampling, round after round, until ``max_new_tokens`` tokens or a
     stop token.
@@ -511,7 +521,13 @@ def speculative_generate(
 
 
 def autoregressive_generate(
-    target, prefix, *, max_new_tokens, rng, record_distributions=False, stop=None
+    target: Target,
+    prefix: Tokens,
+    *,
+    max_new_tokens: int,
+    rng: np.random.Generator,
+    record_distributions: bool = False,
+    stop: Iterable[int] | None = None,
 ) -> GenerationResult:
     """The baseline: one target sample per token. Each step is recorded as a γ = 0 round
     (nothing proposed, one token drawn from p), so the accounting reads the same way.

@@ -64,19 +64,19 @@ class ServingPoint:
     target_bound: str
 
     @property
-    def round_s(self):
+    def round_s(self) -> Scalar:
         return self.draft_s + self.target_s
 
     @property
-    def throughput(self):
+    def throughput(self) -> Scalar:
         return exact_ratio(self.sequences * self.expected_tokens, self.round_s)
 
     @property
-    def latency_per_token_s(self):
+    def latency_per_token_s(self) -> Scalar:
         return exact_ratio(self.round_s, self.expected_tokens)
 
     @property
-    def speedup(self):
+    def speedup(self) -> Scalar:
         """Rate with speculation ÷ rate of plain decoding at the same batch."""
         return speculation_speedup(self)
 

@@ -49,7 +49,7 @@ def _working_set(state):
     )
 
 
-def kv_texts(state) -> dict:
+def kv_texts(state: dict) -> dict:
     """The calculator's readouts (plain text, always the same keys)."""
     ws = _working_set(state)
     lines = [f"{PART_STYLE[p][0]}: {fmt_gib(v)}" for p, v in ws.parts().items()]

@@ -9,9 +9,9 @@ The texts come from :mod:`specdec_core.roofline` (pass times) and :mod:`specdec_
 from __future__ import annotations
 
 from ..formatting import labelled
-from ..kv import DTYPE_BYTES, PRESETS
+from ..kv import DTYPE_BYTES, PRESETS, ModelShape
 from ..plots.roofline import RooflinePlot
-from ..roofline import HARDWARE, float_hardware, memory_bound_positions, pass_time, ridge_point
+from ..roofline import HARDWARE, Hardware, float_hardware, memory_bound_positions, pass_time, ridge_point
 from ..serving import ServingPoint, serving_curve, serving_point
 from .base import Lab, LabSpec, dropdown, float_slider, int_slider, show
 
@@ -33,7 +33,9 @@ MAX_GAMMA = RooflinePlot.MAX_GAMMA
 _CURVES: dict = {}
 
 
-def lab_serving_curve(target, draft, hardware, **kw) -> tuple[ServingPoint, ...]:
+def lab_serving_curve(
+    target: ModelShape | str, draft: ModelShape | str, hardware: Hardware | str, **kw: object
+) -> tuple[ServingPoint, ...]:
     """:func:`specdec_core.serving.serving_curve`, memoized for the lab (most recently used last)."""
     key = repr((target, draft, hardware, sorted(kw.items())))
     curve = _CURVES.pop(key, None)
@@ -45,7 +47,7 @@ def lab_serving_curve(target, draft, hardware, **kw) -> tuple[ServingPoint, ...]
     return curve
 
 
-def roofline_texts(state) -> dict:
+def roofline_texts(state: dict) -> dict:
     """The lab's readouts for one state (plain text, always the same keys)."""
     hw = float_hardware(state["hardware"])
     kind = "derived-from-assumed" if hw.kind == "assumed" else "derived-from-measured"

@@ -12,6 +12,8 @@ Readouts: ``view`` (HTML: chips, the check table, the residual or bonus row), ``
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +23,10 @@ from ..replay import describe_step, format_counters, replay_steps
 from ..sampling import speculative_generate
 from ..toy import SYMBOLS, toy_draft, toy_target
 from .base import Action, Html, Lab, LabSpec, int_slider, show
+
+if TYPE_CHECKING:
+    from ..replay import ReplayStep
+    from ..sampling import RoundRecord
 
 #: Defaults of the demo: round 1 accepts B, rejects B, discards A and corrects to C; round 4
 #: is a bonus round.
@@ -37,7 +43,9 @@ CHIP = {  # status -> (colour, label): the label makes colour never the only cue
 SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 
-def demo_records(seed: int = DEMO_SEED, gamma: int = DEMO_GAMMA, rounds: int = DEMO_ROUNDS) -> list:
+def demo_records(
+    seed: int = DEMO_SEED, gamma: int = DEMO_GAMMA, rounds: int = DEMO_ROUNDS
+) -> list[RoundRecord]:
     """The first ``rounds`` rounds of ``speculative_generate`` on the toy language, from the
     empty prefix, with ``np.random.default_rng(seed)`` and distributions recorded.
 
@@ -166,7 +174,7 @@ def _row_table(step, symbols) -> str:
     )
 
 
-def step_html(step, n_rounds: int, symbols=SYMBOLS) -> str:
+def step_html(step: ReplayStep, n_rounds: int, symbols: Sequence[str] = SYMBOLS) -> str:
     """The round view for one replay step as an HTML fragment."""
     if step.kind == "start" or step.round < 0:
         head = f"<b>Ready.</b> {n_rounds} recorded round{'s' * (n_rounds != 1)} to replay."
@@ -219,7 +227,9 @@ def _check_symbols(symbols, records) -> None:
         raise ValueError(f"symbols names {len(names)} tokens, but the records use a vocabulary of {V}")
 
 
-def stepper_spec(records, *, symbols=SYMBOLS, correction: str = "residual") -> LabSpec:
+def stepper_spec(
+    records: Sequence[RoundRecord], *, symbols: Sequence[str] = SYMBOLS, correction: str = "residual"
+) -> LabSpec:
     """The lab over ``records`` (RoundRecords, ideally with recorded distributions)."""
     steps = replay_steps(records, correction=correction)
     n_rounds = _n_rounds(records)
@@ -253,11 +263,11 @@ def stepper_spec(records, *, symbols=SYMBOLS, correction: str = "residual") -> L
     )
 
 
-def stepper_lab(records=None, **kw) -> Lab:
+def stepper_lab(records: Sequence[RoundRecord] | None = None, **kw: object) -> Lab:
     """The live stepper (default: :func:`demo_records`)."""
     return Lab(stepper_spec(demo_records() if records is None else records, **kw))
 
 
-def show_stepper(records=None, **kw) -> None:
+def show_stepper(records: Sequence[RoundRecord] | None = None, **kw: object) -> None:
     """Display the stepper and its static copy (notebook 03)."""
     show(stepper_lab(records, **kw))

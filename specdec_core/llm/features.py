@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -53,7 +54,7 @@ class Features(NamedTuple):
     pos: np.ndarray
 
 
-def collect_features(model: Llama, sequences) -> Features:
+def collect_features(model: Llama, sequences: Iterable[Sequence[int]]) -> Features:
     """Run the target once from scratch over each token sequence (fresh cache) and return the
     aligned features, concatenated over the sequences (sequences shorter than 2 give no rows)."""
     hs, es, hn, hp, sq, ps = [], [], [], [], [], []
@@ -145,16 +146,16 @@ def _check_rows(name, a, n=None, dim=None):
 
 
 def fit_feature_map(
-    h,
-    e,
-    h_next,
+    h: np.ndarray,
+    e: np.ndarray,
+    h_next: np.ndarray,
     *,
-    h_prev=None,
+    h_prev: np.ndarray | None = None,
     ridge: float = 1e-2,
     inputs: str = "h,hprev,e",
     n_random: int = 1024,
     renorm: bool = False,
-    norm_weight=None,
+    norm_weight: np.ndarray | None = None,
     seed: int = 0,
 ) -> FeatureMap:
     """Ridge regression ĥ_{t+1} = W φ(x_t) + b in closed form (float64 normal equations).
@@ -321,7 +322,7 @@ def alpha_by_depth(
     return res
 
 
-def shortlist_from_counts(token_sequences, size: int) -> np.ndarray:
+def shortlist_from_counts(token_sequences: Iterable[Sequence[int]], size: int) -> np.ndarray:
     """The ``size`` most frequent token ids over the sequences (ties: smaller id first), sorted
     ascending, int64. Fewer if fewer distinct tokens occur."""
     if isinstance(size, bool) or int(size) != size or size < 1:

@@ -242,7 +242,12 @@ def chosen_table(cap: Capstone) -> list[str]:
     return lines
 
 
-def best_real_q(cap: Capstone, workload: str, temperature: float = 1.0, drafts=("ngram", "exit", "feature")):
+def best_real_q(
+    cap: Capstone,
+    workload: str,
+    temperature: float = 1.0,
+    drafts: tuple[str, ...] = ("ngram", "exit", "feature"),
+) -> Run | None:
     """Among the drafts with a genuine q, the configuration with the best *predicted* speed-up
     (chosen before the run, like :func:`chosen_rows`), with its measured run."""
     cands = [

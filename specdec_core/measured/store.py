@@ -11,6 +11,13 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    from .studies import FeatureStudy, HardwareRun, PassCost, RoundingStudy
+
+    #: A record of one of the smaller results files.
+    StoredRecord = Union[HardwareRun, PassCost, FeatureStudy, RoundingStudy]
 
 __all__ = ["RESULTS_DIR", "read_json", "read_stored", "results_path", "write_json", "write_stored"]
 
@@ -56,7 +63,7 @@ def write_json(path: str | Path, obj: dict) -> None:
 # ---------------------------------------------------------------- the smaller results files
 
 
-def _records() -> dict:
+def _records() -> dict[str, type]:
     from .studies import FeatureStudy, HardwareRun, PassCost, RoundingStudy
 
     return {
@@ -67,7 +74,7 @@ def _records() -> dict:
     }
 
 
-def read_stored(name: str, results_dir: str | Path | None = None):
+def read_stored(name: str, results_dir: str | Path | None = None) -> StoredRecord:
     """The one reader of ``hardware.json`` (:class:`~.studies.HardwareRun`), ``passcost.json``
     (:class:`~.studies.PassCost`), ``features.json`` (:class:`~.studies.FeatureStudy`) and
     ``rounding.json`` (:class:`~.studies.RoundingStudy`), from :data:`RESULTS_DIR` or
@@ -84,7 +91,7 @@ def read_stored(name: str, results_dir: str | Path | None = None):
         raise ValueError(f"{path}: unreadable ({type(e).__name__}: {e})") from None
 
 
-def write_stored(record, results_dir: str | Path | None = None) -> Path:
+def write_stored(record: StoredRecord, results_dir: str | Path | None = None) -> Path:
     """Write a study's record to its file (the name from its type); returns the path."""
     names = {cls: n for n, cls in _records().items()}
     if type(record) not in names:
