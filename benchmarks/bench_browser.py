@@ -43,10 +43,8 @@ from specdec_core.measured import Machine  # noqa: E402
 from specdec_core.measured.store import write_json  # noqa: E402
 
 GOAL_EXCESS_P95_MS = 40.0
-CHROMIUM = Path(os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
-CHROMIUM_ARGS += ["--disable-background-networking", "--disable-component-update", "--disable-sync"]
-CHROMIUM_ARGS += ["--disable-dev-shm-usage", "--disable-renderer-backgrounding"]
+CHROMIUM = labproc.CHROMIUM
+CHROMIUM_ARGS = [*labproc.CHROMIUM_ARGS, "--disable-renderer-backgrounding"]
 CHROMIUM_ARGS += ["--disable-background-timer-throttling", "--disable-backgrounding-occluded-windows"]
 SKIP = {"09"}  # its Run All loads the real model
 WARMUP, GAP_MS, TIMEOUT_MS = 3, 100, 5000

@@ -21,6 +21,22 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+#: Debian's Chromium (no browser is ever downloaded; field notes) and the flags every headless
+#: run launches it with: the browser tests (tests/browser/labdriver.py) and bench_browser.py,
+#: which adds the background-throttling switches a latency measurement needs.
+CHROMIUM = Path(os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+)
+
 #: The folders a server gets of its own, and the environment variable naming each.
 FOLDERS = {
     "config": "JUPYTER_CONFIG_DIR",

@@ -19,6 +19,7 @@ import json
 import os
 import pkgutil
 import re
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import labproc  # noqa: E402  (tools/: Lab and Chromium, one home)
+
 #: The notebooks the server serves (a temporary copy is made). Overridable for developing the tests.
 NOTEBOOKS_SRC = Path(os.environ.get("SPECDEC_BROWSER_NOTEBOOKS", ROOT / "notebooks"))
 SCREENSHOTS = ROOT / "build" / "screenshots"
@@ -39,21 +43,9 @@ PROJECT_OVERRIDES = Path(os.environ.get("SPECDEC_PROJECT_OVERRIDES", ROOT / "bin
 #: How long a readout may take to show the texts of a new state before the test fails. Generous:
 #: this is a correctness test on a shared 2-core machine; speed is measured in benchmarks/.
 UPDATE_TIMEOUT_MS = 15_000
-#: Debian's Chromium (no browser is ever downloaded) and the flags every browser test launches
-#: it with (the field notes' set). benchmarks/bench_browser.py imports no test: it keeps its own
-#: list (these plus the background-throttling switches a latency measurement needs).
-CHROMIUM = Path(os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
+#: Debian's Chromium and the flags every browser test launches it with: tools/labproc.py, their
+#: one home (bench_browser.py uses them too).
+CHROMIUM, CHROMIUM_ARGS = labproc.CHROMIUM, list(labproc.CHROMIUM_ARGS)
 
 
 def unavailable(reason: str):
