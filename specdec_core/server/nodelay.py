@@ -9,7 +9,8 @@ WebSocket. Jupyter Server leaves Nagle's algorithm on for that socket (Tornado's
 second small message waits until the browser acknowledges the first — and browsers delay an
 acknowledgement by up to 40 ms. Measured in JupyterLab in headless Chromium on a quiz (0.1 ms of
 Python work): the kernel sent its update 1 ms after "busy"; the page received it 37 ms after
-"busy" without this extension and 5–14 ms after with it (benchmarks/bench_browser.py).
+"busy" without this extension and 5–14 ms after with it (2026-12-01, the browser benchmark of
+that time, which timed each message of an event).
 
 :class:`NoDelayConnection` sets ``TCP_NODELAY`` on each kernel WebSocket as it connects; nothing
 else changes. The package itself never imports this module: only a Jupyter server loads it.
