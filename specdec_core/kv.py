@@ -131,58 +131,27 @@ class ModelShape:
         return 2 * self.layers * self.kv_heads * self.head_dim
 
 
-PRESETS = {
-    "SmolLM2-135M": ModelShape(
-        "SmolLM2-135M",
-        layers=30,
-        kv_heads=3,
-        head_dim=64,
-        heads=9,
-        hidden=576,
-        intermediate=1536,
-        vocab=49152,
-        tied_embeddings=True,
-        source="HuggingFaceTB/SmolLM2-135M config; the same numbers are in the GGUF of "
-        "notebook 09 (30 layers, width 576, 9 query / 3 KV heads, head dim 64, tied head).",
-    ),
-    "Llama-3.2-1B": ModelShape(
-        "Llama-3.2-1B",
-        layers=16,
-        kv_heads=8,
-        head_dim=64,
-        heads=32,
-        hidden=2048,
-        intermediate=8192,
-        vocab=128256,
-        tied_embeddings=True,
-        source="meta-llama/Llama-3.2-1B config.json (16 layers, 32 query / 8 KV heads, "
-        "head dim 64, tied head); shares the Llama 3 tokenizer, so it can draft for 3.1.",
-    ),
-    "Llama-3.1-8B": ModelShape(
-        "Llama-3.1-8B",
-        layers=32,
-        kv_heads=8,
-        head_dim=128,
-        heads=32,
-        hidden=4096,
-        intermediate=14336,
-        vocab=128256,
-        tied_embeddings=False,
-        source="meta-llama/Llama-3.1-8B config.json (32 layers, 32 query / 8 KV heads, head dim 128).",
-    ),
-    "Llama-3.1-70B": ModelShape(
-        "Llama-3.1-70B",
-        layers=80,
-        kv_heads=8,
-        head_dim=128,
-        heads=64,
-        hidden=8192,
-        intermediate=28672,
-        vocab=128256,
-        tied_embeddings=False,
-        source="meta-llama/Llama-3.1-70B config.json (80 layers, 64 query / 8 KV heads, head dim 128).",
-    ),
+#: The presets' published shapes, one row each: name, layers, kv_heads, head_dim, heads (query),
+#: hidden, intermediate, vocab, tied_embeddings (the fields of :class:`ModelShape`, in order).
+_SHAPES = (
+    ("SmolLM2-135M", 30, 3, 64, 9, 576, 1536, 49152, True),
+    ("Llama-3.2-1B", 16, 8, 64, 32, 2048, 8192, 128256, True),
+    ("Llama-3.1-8B", 32, 8, 128, 32, 4096, 14336, 128256, False),
+    ("Llama-3.1-70B", 80, 8, 128, 64, 8192, 28672, 128256, False),
+)
+
+#: Where each preset's numbers come from.
+_SOURCES = {
+    "SmolLM2-135M": "HuggingFaceTB/SmolLM2-135M config; the same numbers are in the GGUF of "
+    "notebook 09 (30 layers, width 576, 9 query / 3 KV heads, head dim 64, tied head).",
+    "Llama-3.2-1B": "meta-llama/Llama-3.2-1B config.json (16 layers, 32 query / 8 KV heads, "
+    "head dim 64, tied head); shares the Llama 3 tokenizer, so it can draft for 3.1.",
+    "Llama-3.1-8B": "meta-llama/Llama-3.1-8B config.json (32 layers, 32 query / 8 KV heads, head dim 128).",
+    "Llama-3.1-70B": "meta-llama/Llama-3.1-70B config.json (80 layers, 64 query / 8 KV heads, head dim 128).",
 }
+
+#: The presets by name: :class:`ModelShape` records built from the rows above.
+PRESETS = {row[0]: ModelShape(*row, source=_SOURCES[row[0]]) for row in _SHAPES}
 
 
 def get_shape(model: ModelShape | str) -> ModelShape:

@@ -133,55 +133,35 @@ class Hardware:
 G = 10**9
 T_ = 10**12
 
+# The datasheets, one row per device: name, bandwidth (B/s), peak (FLOP/s), what the peak is for;
+# and where each row's numbers come from.
+_DATASHEETS = (
+    ("NVIDIA H100 SXM", 3350 * G, 989 * T_, "bf16 tensor cores"),
+    ("NVIDIA A100 80GB SXM", 2039 * G, 312 * T_, "bf16 tensor cores"),
+    ("NVIDIA RTX 4090", 1008 * G, 165 * T_, "bf16 tensor cores"),
+    ("Apple M2 (laptop)", 100 * G, Fraction(36, 10) * T_, "float32 GPU"),
+    ("Laptop CPU (8 cores, DDR5)", Fraction(896, 10) * G, 768 * G, "float32 AVX2"),
+)
+_DATASHEET_SOURCES = {
+    "NVIDIA H100 SXM": "NVIDIA H100 Tensor Core GPU datasheet: H100 SXM 80 GB HBM3, 3.35 TB/s; "
+    "BF16 tensor core 1,979 TFLOPS with sparsity, so 989 TFLOPS dense.",
+    "NVIDIA A100 80GB SXM": "NVIDIA A100 Tensor Core GPU datasheet: A100 80GB SXM, HBM2e 2,039 GB/s; "
+    "BF16 tensor core 312 TFLOPS dense (624 with sparsity).",
+    "NVIDIA RTX 4090": "NVIDIA Ada Lovelace GPU architecture whitepaper, GeForce RTX 4090: GDDR6X "
+    "1,008 GB/s; BF16 tensor core (FP32 accumulate) 165.2 TFLOPS dense.",
+    "Apple M2 (laptop)": "Apple M2 announcement (June 2022): 100 GB/s unified memory bandwidth; "
+    "10-core GPU up to 3.6 TFLOPS (float32).",
+    "Laptop CPU (8 cores, DDR5)": "Illustrative laptop, not one product: dual-channel DDR5-5600 (JEDEC speed "
+    "grade: 2 × 8 B × 5.6 GT/s = 89.6 GB/s); 8 cores × 3 GHz × 32 float32 "
+    "FLOP/cycle (two 8-wide AVX2 FMA units) = 768 GFLOP/s.",
+}
 #: Datasheet numbers (**assumed**: nothing here was measured; dense, no sparsity). The GPUs'
 #: peaks are for 16-bit tensor-core arithmetic, the laptop CPU's for float32 vector FMA.
 HARDWARE = {
-    "NVIDIA H100 SXM": Hardware(
-        "NVIDIA H100 SXM",
-        bandwidth=3350 * G,
-        peak=989 * T_,
-        kind="assumed",
-        source="NVIDIA H100 Tensor Core GPU datasheet: H100 SXM 80 GB HBM3, 3.35 TB/s; "
-        "BF16 tensor core 1,979 TFLOPS with sparsity, so 989 TFLOPS dense.",
-        dtype_note="bf16 tensor cores",
-    ),
-    "NVIDIA A100 80GB SXM": Hardware(
-        "NVIDIA A100 80GB SXM",
-        bandwidth=2039 * G,
-        peak=312 * T_,
-        kind="assumed",
-        source="NVIDIA A100 Tensor Core GPU datasheet: A100 80GB SXM, HBM2e 2,039 GB/s; "
-        "BF16 tensor core 312 TFLOPS dense (624 with sparsity).",
-        dtype_note="bf16 tensor cores",
-    ),
-    "NVIDIA RTX 4090": Hardware(
-        "NVIDIA RTX 4090",
-        bandwidth=1008 * G,
-        peak=165 * T_,
-        kind="assumed",
-        source="NVIDIA Ada Lovelace GPU architecture whitepaper, GeForce RTX 4090: GDDR6X "
-        "1,008 GB/s; BF16 tensor core (FP32 accumulate) 165.2 TFLOPS dense.",
-        dtype_note="bf16 tensor cores",
-    ),
-    "Apple M2 (laptop)": Hardware(
-        "Apple M2 (laptop)",
-        bandwidth=100 * G,
-        peak=Fraction(36, 10) * T_,
-        kind="assumed",
-        source="Apple M2 announcement (June 2022): 100 GB/s unified memory bandwidth; "
-        "10-core GPU up to 3.6 TFLOPS (float32).",
-        dtype_note="float32 GPU",
-    ),
-    "Laptop CPU (8 cores, DDR5)": Hardware(
-        "Laptop CPU (8 cores, DDR5)",
-        bandwidth=Fraction(896, 10) * G,
-        peak=768 * G,
-        kind="assumed",
-        source="Illustrative laptop, not one product: dual-channel DDR5-5600 (JEDEC speed "
-        "grade: 2 × 8 B × 5.6 GT/s = 89.6 GB/s); 8 cores × 3 GHz × 32 float32 "
-        "FLOP/cycle (two 8-wide AVX2 FMA units) = 768 GFLOP/s.",
-        dtype_note="float32 AVX2",
-    ),
+    name: Hardware(
+        name, bandwidth=bw, peak=peak, kind="assumed", source=_DATASHEET_SOURCES[name], dtype_note=note
+    )
+    for name, bw, peak, note in _DATASHEETS
 }
 
 

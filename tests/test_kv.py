@@ -1,5 +1,6 @@
 """KV-cache calculator (specdec_core.kv): hand-computed values, presets, speculation, bad inputs."""
 
+from dataclasses import replace
 from fractions import Fraction
 
 import pytest
@@ -10,7 +11,6 @@ from specdec_core.kv import (
     DTYPE_BYTES,
     GIB,
     PRESETS,
-    ModelShape,
     check_dtype,
     fmt_bytes,
     fmt_gib,
@@ -234,32 +234,11 @@ def test_working_set_bad_inputs(kw, match):
 def test_bad_models_and_units():
     with pytest.raises(ValueError, match="model"):
         working_set("GPT-5", "Llama-3.2-1B", **WS)
+    small = PRESETS["SmolLM2-135M"]  # 9 query heads, 3 KV heads; replace() re-runs the checks
     with pytest.raises(ValueError, match="kv_heads"):
-        ModelShape(
-            "x",
-            layers=1,
-            kv_heads=0,
-            head_dim=1,
-            heads=1,
-            hidden=1,
-            intermediate=1,
-            vocab=1,
-            tied_embeddings=True,
-            source="",
-        )
+        replace(small, kv_heads=0)
     with pytest.raises(ValueError, match="multiple"):
-        ModelShape(
-            "x",
-            layers=1,
-            kv_heads=2,
-            head_dim=1,
-            heads=3,
-            hidden=1,
-            intermediate=1,
-            vocab=1,
-            tied_embeddings=True,
-            source="",
-        )
+        replace(small, kv_heads=2)  # 9 query heads are no multiple of 2 KV heads
     for bad in (-1, float("nan"), float("inf"), "1", None):
         with pytest.raises(ValueError, match="gib"):
             gib_to_bytes(bad)
