@@ -12,8 +12,10 @@ called about ``updates`` times and once at the end.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +24,9 @@ from .lawcheck import DEFAULT_THRESHOLD, GofResult, chi_square_gof
 from .sampling import autoregressive_generate, speculative_generate
 from .toy import sequence_law, toy_draft, toy_target
 from .verify import check_rule
+
+if TYPE_CHECKING:
+    from .types import Draft, Target, Tokens
 
 METHODS = ("speculative", "autoregressive")
 
@@ -78,10 +83,10 @@ def sample_first_tokens(
     gamma: int = 3,
     correction: str = "residual",
     max_new_tokens: int | None = None,
-    prefix=(),
-    target=None,
-    draft=None,
-    progress=None,
+    prefix: Tokens = (),
+    target: Target | None = None,
+    draft: Draft | None = None,
+    progress: Callable[[int, int], object] | None = None,
     updates: int = 50,
 ) -> Counter:
     """Counter of the first ``length`` tokens over ``n`` seeded generations.
@@ -131,10 +136,10 @@ def law_experiment(
     gamma: int = 3,
     correction: str = "residual",
     threshold: float = DEFAULT_THRESHOLD,
-    prefix=(),
-    target=None,
-    draft=None,
-    progress=None,
+    prefix: Tokens = (),
+    target: Target | None = None,
+    draft: Draft | None = None,
+    progress: Callable[[int, int], object] | None = None,
     updates: int = 50,
 ) -> LawExperiment:
     """Sample (see :func:`sample_first_tokens`) and test the tally against the target's exact
@@ -169,7 +174,13 @@ def law_experiment(
 
 
 def same_seed_texts(
-    seed: int = 0, *, n_tokens: int = 12, gamma: int = 3, prefix=(), target=None, draft=None
+    seed: int = 0,
+    *,
+    n_tokens: int = 12,
+    gamma: int = 3,
+    prefix: Tokens = (),
+    target: Target | None = None,
+    draft: Draft | None = None,
 ) -> tuple[tuple, tuple]:
     """(speculative tokens, autoregressive tokens) from two generators with the *same* seed.
 

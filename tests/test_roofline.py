@@ -38,6 +38,11 @@ TINY = ModelShape(
 )
 
 
+#: Issue 12's setting: the 8B target with the 1B draft on an A100 (bf16, α = 0.7, γ = 4).
+A100_PAIR = ("Llama-3.1-8B", "Llama-3.2-1B", "NVIDIA A100 80GB SXM")
+ISSUE12 = {"dtype": "bf16", "alpha": F(7, 10), "gamma": 4}
+
+
 def hw(bw, peak, overhead=0):
     return Hardware(
         "toy", bandwidth=bw, peak=peak, pass_overhead_s=overhead, kind="assumed", source="declared in a test"
@@ -90,16 +95,7 @@ def test_llama8b_long_context_reads_exceed_weights():
 
 def test_draft_ratio_about_one_fifth():
     """Issue 12's second error: the 1B draft's own reads make c ≈ 0.2 at 16 × 8,192."""
-    sp = serving_point(
-        "Llama-3.1-8B",
-        "Llama-3.2-1B",
-        "NVIDIA A100 80GB SXM",
-        dtype="bf16",
-        alpha=F(7, 10),
-        gamma=4,
-        sequences=16,
-        context=8192,
-    )
+    sp = serving_point(*A100_PAIR, **ISSUE12, sequences=16, context=8192)
     assert 0.19 < float(sp.draft_ratio) < 0.22
 
 
@@ -255,16 +251,7 @@ def test_serving_point_gamma0_is_plain_decoding():
 def test_speedup_matches_improvement_factor_when_verification_is_free():
     """With no attention and a memory-bound pass, notebook 05's Leviathan factor returns, with
     c the draft's step ratio and verification ≈ one step."""
-    sp = serving_point(
-        "Llama-3.1-8B",
-        "Llama-3.2-1B",
-        "NVIDIA A100 80GB SXM",
-        dtype="bf16",
-        alpha=F(7, 10),
-        gamma=4,
-        sequences=1,
-        context=0,
-    )
+    sp = serving_point(*A100_PAIR, **ISSUE12, sequences=1, context=0)
     want = improvement_factor(F(7, 10), 4, sp.draft_ratio)
     assert abs(float(sp.speedup) / float(want) - 1) < 1e-3
 

@@ -41,6 +41,7 @@ FULLY_HINTED: tuple[str, ...] = (
     "batch.py",
     "counts.py",
     "coupling.py",
+    "experiments.py",
     "formatting.py",
     "kv.py",
     "latency.py",
