@@ -32,7 +32,7 @@ from ..transforms import softmax
 from .model import KVCache, Llama
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from numpy.typing import ArrayLike
 
@@ -62,6 +62,33 @@ def probs_from_logits(logits: ArrayLike, temperature: float) -> np.ndarray:
     if not np.isfinite(z).all():
         raise ValueError("logits must be finite (no NaN or infinite entry)")
     return softmax(z, temperature)
+
+
+def sample_proposals(
+    logits_after: Callable[[list[int]], np.ndarray],
+    prefix: Sequence[int],
+    gamma: int,
+    rng: np.random.Generator,
+    *,
+    temperature: float,
+    vocab: int,
+    log: CallLog,
+) -> tuple[list[int], np.ndarray]:
+    """γ proposals of a draft that is itself a language model: each one drawn from
+    q = softmax(``logits_after(ctx)`` / T) by the inverse CDF and appended to ctx before the next.
+    Returns the tokens and their q rows (γ, V); the time is logged as one "draft" call."""
+    t = time.perf_counter()
+    gamma = check_gamma(gamma)
+    ctx = list(check_token_ids(prefix, "prefix", vocab))
+    toks, rows = [], []
+    for _ in range(gamma):
+        q = probs_from_logits(logits_after(ctx), temperature)[0]
+        x = inverse_cdf(q, rng.random())
+        toks.append(x)
+        rows.append(q)
+        ctx.append(x)
+    log.add("draft", gamma, gamma, time.perf_counter() - t)
+    return toks, (np.stack(rows) if rows else np.zeros((0, vocab)))
 
 
 class CallLog:
@@ -229,18 +256,10 @@ class LayerSkipDraft:
     def propose(
         self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
     ) -> tuple[list[int], np.ndarray]:
-        t = time.perf_counter()
-        gamma = check_gamma(gamma)
-        ctx = list(check_token_ids(prefix, "prefix", self.model.cfg.vocab_size))
-        toks, rows = [], []
-        for _ in range(gamma):
-            q = probs_from_logits(self._rows_after(ctx), self.temperature)[0]
-            x = inverse_cdf(q, rng.random())
-            toks.append(x)
-            rows.append(q)
-            ctx.append(x)
-        self.log.add("draft", gamma, gamma, time.perf_counter() - t)
-        return toks, np.stack(rows) if rows else np.zeros((0, self.model.cfg.vocab_size))
+        v = self.model.cfg.vocab_size
+        return sample_proposals(
+            self._rows_after, prefix, gamma, rng, temperature=self.temperature, vocab=v, log=self.log
+        )
 
     def __call__(self, prefix):
         return probs_from_logits(self._rows_after(list(prefix)), self.temperature)[0]

@@ -32,7 +32,7 @@ from ..distributions import (
     inverse_cdf,
 )
 from ..transforms import apply_temperature
-from .adapters import CallLog, check_model_temperature, probs_from_logits
+from .adapters import CallLog, check_model_temperature, probs_from_logits, sample_proposals
 from .model import Llama, rms_norm
 
 if TYPE_CHECKING:
@@ -263,18 +263,10 @@ class ExitDraft:
     def propose(
         self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
     ) -> tuple[list[int], np.ndarray]:
-        t = time.perf_counter()
-        gamma = check_gamma(gamma)
-        ctx = list(check_token_ids(prefix, "prefix", self.model.cfg.vocab_size))
-        toks, rows = [], []
-        for _ in range(gamma):
-            q = probs_from_logits(self._logits_after(ctx), self.temperature)[0]
-            x = inverse_cdf(q, rng.random())
-            toks.append(x)
-            rows.append(q)
-            ctx.append(x)
-        self.log.add("draft", gamma, gamma, time.perf_counter() - t)
-        return toks, (np.stack(rows) if rows else np.zeros((0, self.model.cfg.vocab_size)))
+        v = self.model.cfg.vocab_size
+        return sample_proposals(
+            self._logits_after, prefix, gamma, rng, temperature=self.temperature, vocab=v, log=self.log
+        )
 
     def __call__(self, prefix):
         ctx = list(check_token_ids(prefix, "prefix", self.model.cfg.vocab_size))
