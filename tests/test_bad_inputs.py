@@ -62,7 +62,10 @@ CASES = [
     (lambda: sc.acceptance_probability(GOOD, [np.nan, 0.5, 0.5]), "q contains NaN"),
     (lambda: sc.acceptance_probability(GOOD, [np.inf, 0.5, 0.5]), "q contains an infinite entry"),
     (lambda: sc.acceptance_probability(GOOD, [0.5, 0.3, 0.1]), "q must sum to 1"),
-    (lambda: sc.acceptance_probability(EX, [F(1, 3), F(1, 3), F(1, 4)]), "q must sum to exactly 1, got 11/12"),
+    (
+        lambda: sc.acceptance_probability(EX, [F(1, 3), F(1, 3), F(1, 4)]),
+        "q must sum to exactly 1, got 11/12",
+    ),
     (lambda: sc.accepted_mass("abc", GOOD), "p must be a sequence of numbers"),
     (lambda: sc.accepted_mass(["a", "b"], [0.5, 0.5]), "p must hold numbers only"),
     (lambda: sc.accepted_mass([True, False], [0.5, 0.5]), "p must hold numbers, not booleans"),
