@@ -6,10 +6,7 @@ Two checks:
   ``specdec_core`` (every ``__init__.py`` that defines ``__all__``, found on disk, so a new package
   is covered without editing this file) has an annotation on every parameter (``*args`` and
   ``**kwargs`` aside) and on its return. Read with ``inspect.signature(eval_str=False)``: a string
-  annotation (``from __future__ import annotations``) counts, nothing is evaluated. ``PENDING``
-  lists the exports still waiting for hints in modules other work streams are changing; each is
-  an xfail that names it (strict: once hinted it must leave the list), so a *new* unhinted export
-  anywhere fails.
+  annotation (``from __future__ import annotations``) counts, nothing is evaluated.
 * **hinted modules stay hinted**: in every module of ``FULLY_HINTED`` every public module-level
   function and every public method of a public class is fully hinted (an AST scan, so helpers a
   package does not export are covered too). A module joins the list when its hints are done.
@@ -29,11 +26,6 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PKG = ROOT / "specdec_core"
-
-# Exports whose hints are still to come, by the path they are exported from (package.name): the
-# modules that define them are being restructured by other work streams, which add the hints.
-# Empty now: every export is hinted (keep the mechanism for a stream that needs it again).
-PENDING: frozenset[str] = frozenset()
 
 # Modules (paths under specdec_core/) whose public functions and methods are all hinted.
 FULLY_HINTED: tuple[str, ...] = (
@@ -176,31 +168,13 @@ def test_packages_are_found():
 
 
 def test_every_exported_function_is_hinted():
-    bad = {k: v for k, v in offenders().items() if k not in PENDING}
+    bad = offenders()
     by_module: dict[str, list[str]] = {}
     for path, (module, what) in sorted(bad.items()):
         by_module.setdefault(module, []).append(f"{what}  (exported as {path})")
     assert not bad, "exported functions without full type hints, by module:\n" + "\n".join(
         f"  {mod}:\n" + "\n".join(f"    {line}" for line in lines) for mod, lines in sorted(by_module.items())
     )
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=f"pending hints: {p}"))
-        for p in sorted(PENDING)
-    ],
-)
-def test_pending_export_is_hinted(path):
-    """Each PENDING export, until it is hinted (then this xpasses, strictly: take it off the list).
-    An entry that no longer names an export fails outright, so the list cannot go stale."""
-    fns = exported_functions()
-    if path not in fns:
-        pytest.fail(
-            f"PENDING names {path}, which is no longer an exported function: remove it", pytrace=False
-        )
-    assert not missing_hints(fns[path]), f"{path} still lacks hints: {missing_hints(fns[path])}"
 
 
 # ---------------------------------------------------------------- hinted modules stay hinted
