@@ -234,9 +234,10 @@ def _check_used_rows(A, n, last, name):
 def _long_rows_next(P, Q, n, correction, check, u):
     """The next token of each sequence for long rows, one sequence at a time: the sums and minima
     of its used rows (``check``; its rows 0 … n are one contiguous slab, in cache for the second
-    reduction), the correction at the rejected position formed in place (or the bonus row), and
-    that row's block sums while it is in cache. Then the verdicts on every used row, one batched
-    block pick, and one batched search inside the picked blocks. Scratch: one row per rejection.
+    reduction), the row it samples from (the correction at the rejected position, formed in one
+    scratch row, or the bonus row), that row's block sums and the block its uniform picks while
+    the row is in cache, keeping only that block. Then the verdicts on every used row, and one
+    batched search inside the picked blocks. Scratch: one row, and one block per sequence.
 
     The residual is formed as max(p − q, 0) (rule "unnormalized"); a row where that has no mass
     is formed again by the "residual" rule itself (which falls back to p): the block sums stand in
@@ -244,13 +245,14 @@ def _long_rows_next(P, Q, n, correction, check, u):
     B, g1, V = P.shape
     gamma = g1 - 1
     block = min(BLOCK, V)
-    sums = np.empty((B, -(-V // block)))
-    W = np.empty((B, V), dtype=P.dtype if P.dtype.kind == "f" else np.float64)
+    sums = np.empty(-(-V // block))
+    buf = np.empty(V, dtype=P.dtype if P.dtype.kind == "f" else np.float64)
+    first, rest, wb = np.zeros(B, dtype=np.int64), np.zeros(B), np.zeros((B, block))
+    no_mass = False
     sp, mp, sq, mq = np.ones((B, g1)), np.zeros((B, g1)), np.ones((B, gamma)), np.zeros((B, gamma))
     rule = "unnormalized" if correction == "residual" else correction
     add, low = _row_sums(P.dtype), np.minimum.reduce
-    sources = []
-    with np.errstate(invalid="ignore", over="ignore"):  # bad rows are refused below, before sampling
+    with np.errstate(invalid="ignore", over="ignore"):  # bad rows are refused below, before any result
         for b, k in enumerate(n.tolist()):
             if check:
                 slab = P[b, : k + 1]
@@ -258,21 +260,42 @@ def _long_rows_next(P, Q, n, correction, check, u):
                 if gamma:
                     slab = Q[b, : k + 1]  # rows 0 … min(k, γ − 1)
                     sq[b, : slab.shape[0]], mq[b, : slab.shape[0]] = add(slab, axis=1), low(slab, axis=1)
-            row = P[b, k] if k == gamma else correction_weights(P[b, k], Q[b, k], rule, out=W[b])
-            _row_block_sums(row, block, sums[b])
-            sources.append(row)
+            row = P[b, k] if k == gamma else correction_weights(P[b, k], Q[b, k], rule, out=buf)
+            _row_block_sums(row, block, sums)
+            if k < gamma and rule != correction and not sums.sum() > 0:
+                row = correction_weights(P[b, k], Q[b, k], correction, out=buf)
+                _row_block_sums(row, block, sums)
+            picked = _pick_block(sums, u[b])
+            if picked is None:
+                no_mass = True
+                continue
+            first[b], rest[b] = picked
+            part = row[first[b] * block : (first[b] + 1) * block]
+            wb[b, : part.size] = part
     if check:
         _raise_first_bad(sp, mp, _row_tolerance(P.dtype, V), "target_probs")
         _raise_first_bad(sq, mq, _row_tolerance(Q.dtype, V), "draft_probs")
-    for b in np.flatnonzero(~(sums.sum(axis=1) > 0) & (n < gamma)) if rule != correction else ():
-        sources[b] = correction_weights(P[b, n[b]], Q[b, n[b]], correction, out=W[b])
-        _row_block_sums(sources[b], block, sums[b])
-    first, rest = _pick_blocks(sums, u)
-    wb = np.zeros((B, block))
-    for b, (row, start) in enumerate(zip(sources, (first * block).tolist())):
-        part = row[start : start + block]
-        wb[b, : part.size] = part
+    if no_mass:
+        raise ValueError("weights: a row has no positive, finite mass to sample from")
     return first * block + _pick_in_blocks(wb, rest)
+
+
+def _pick_block(sums, u):
+    """:func:`_pick_blocks` for one row: (block k, target left inside it), or None when the row
+    has no positive, finite mass. The same arithmetic, so the same block, bit for bit."""
+    csum = np.cumsum(sums)
+    total = csum[-1]
+    if not (total > 0 and np.isfinite(total)):
+        return None
+    t = float(u) * total
+    if sums.size == 1:
+        return 0, t
+    k = int(np.searchsorted(csum, t, side="right"))  # = (csum <= t).sum(): csum is non-decreasing
+    last_pos = sums.size - 1 - int(np.argmax(sums[::-1] > 0))
+    k = min(k, last_pos)
+    if not sums[k] > 0:
+        k = last_pos
+    return k, t - (csum[k - 1] if k > 0 else 0.0)
 
 
 def _row_sums(dtype):
