@@ -77,7 +77,7 @@ What a learner sees, and why
   install ``binder/overrides.json`` (``{"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState":
   true}}``) into ``<env>/share/jupyter/lab/settings/``, so a notebook the learner ran and saved
   carries the state of the widgets its outputs point at; reopening renders them (with the note, as
-  they are not live). In a Lab without that setting the reopened widget output fails to find its
+  they are not live) and, as restoring state does, marks that notebook modified (nothing is lost). In a Lab without that setting the reopened widget output fails to find its
   model; the static copy's CSS hides that error and the static copy shows instead
   (``tests/browser/test_lab_smoke.py``); re-running the cell brings the live lab back.
 """

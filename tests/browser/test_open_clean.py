@@ -14,9 +14,13 @@ in headless Chromium (JupyterLab 4 + ipywidgets 8), both fixed in how notebooks 
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from labdriver import open_notebook
+
+REPO = Path(__file__).resolve().parents[2]
 
 NOTEBOOK = "notebooks/01-proposals-and-acceptance.ipynb"
 STATE = """() => {
@@ -27,13 +31,19 @@ SETTLE_MS = 4_000  # the widget manager's restore lands ~1 s after the kernel is
 
 
 def _opened_state(page, lab, workspace, notebook=NOTEBOOK):
-    open_notebook(page, lab, notebook, workspace)
+    """Open a pristine copy of the committed ``notebook`` (the server's own copies may have been
+    run and saved by earlier browser tests, with widget state, as a learner's own work is) and
+    return Lab's view of it once the widget manager has settled."""
+    pristine = Path("pristine") / workspace / Path(notebook).name
+    (lab.root / pristine).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(REPO / notebook, lab.root / pristine)
+    open_notebook(page, lab, pristine.as_posix(), workspace)
     page.wait_for_timeout(SETTLE_MS)
     return page.evaluate(STATE)
 
 
 def test_opening_keeps_the_stored_kernelspec(lab, page):
-    stored = json.loads((lab.root / NOTEBOOK).read_text(encoding="utf-8"))["metadata"]["kernelspec"]
+    stored = json.loads((REPO / NOTEBOOK).read_text(encoding="utf-8"))["metadata"]["kernelspec"]
     state = _opened_state(page, lab, "open-kernelspec")
     assert state["kernelspec"] == stored
 
