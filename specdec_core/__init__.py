@@ -20,7 +20,7 @@ from .latency import (
 )
 from .lawcheck import chi_square_gof
 from .multidraft import (
-    multi_draft_acceptance_rate,
+    multi_draft_acceptance_probability,
     multi_draft_law,
     multi_draft_output_distribution,
     verify_multi_draft,
@@ -72,7 +72,7 @@ from .worked import WORKED, worked_trace
 
 __all__ = [
     "verify_multi_draft",
-    "multi_draft_acceptance_rate",
+    "multi_draft_acceptance_probability",
     "multi_draft_output_distribution",
     "multi_draft_law",
     "TokenTree",

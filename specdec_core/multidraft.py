@@ -377,7 +377,7 @@ def multi_draft_outcomes(
     return dict(accepted), fallbacks
 
 
-def multi_draft_acceptance_rate(p: Probs, q: Probs, k: int, *, replacement: bool = True) -> Scalar:
+def multi_draft_acceptance_probability(p: Probs, q: Probs, k: int, *, replacement: bool = True) -> Scalar:
     """P(one of the k candidates is accepted) under recursive rejection; exact in, exact out.
     At k = 1 this is α = Σ min(p, q)."""
     return multi_draft_law(p, q, k, replacement=replacement).acceptance

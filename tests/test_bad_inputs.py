@@ -417,7 +417,7 @@ ISSUE27 = [
     # ---- hang-memory
     (
         "H1 without replacement V=10000",
-        lambda: sc.multi_draft_acceptance_rate(
+        lambda: sc.multi_draft_acceptance_probability(
             np.full(10**4, 1e-4), np.full(10**4, 1e-4), 2, replacement=False
         ),
         "at most 20,000,000 are computed",

@@ -89,7 +89,7 @@ def test_simplex_max_on_a_known_program_and_its_refusals():
 
 
 def test_best_multi_agreement_sits_between_recursive_rejection_and_the_bound():
-    from specdec_core import multi_draft_acceptance_rate
+    from specdec_core import multi_draft_acceptance_probability
     from specdec_core.coupling import best_multi_agreement
 
     cases = [
@@ -101,6 +101,6 @@ def test_best_multi_agreement_sits_between_recursive_rejection_and_the_bound():
         best = best_multi_agreement(p, q, 2)
         bound = sum(min(a, 1 - (1 - b) ** 2) for a, b in zip(p, q))
         assert best == want
-        assert multi_draft_acceptance_rate(p, q, 2) < best <= bound
+        assert multi_draft_acceptance_probability(p, q, 2) < best <= bound
     with pytest.raises(ValueError, match="unknowns"):
         best_multi_agreement([F(1, 6)] * 6, [F(1, 6)] * 6, 3)

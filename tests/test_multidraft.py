@@ -12,7 +12,7 @@ from strategies import exact_pair
 from specdec_core import acceptance_probability
 from specdec_core.multidraft import (
     MULTI_DRAFT_RULES,
-    multi_draft_acceptance_rate,
+    multi_draft_acceptance_probability,
     multi_draft_law,
     multi_draft_outcomes,
     multi_draft_output_distribution,
@@ -36,12 +36,12 @@ def test_worked_example_output_is_p(k, replacement):
 
 def test_worked_example_acceptance_values():
     # with replacement: α₁ = 3/5, the residual is [1, 0, 0], α₂ = α₃ = min(1, q(A)) = 1/5
-    assert multi_draft_acceptance_rate(P, Q, 1) == F(3, 5)
-    assert multi_draft_acceptance_rate(P, Q, 2) == F(3, 5) + F(2, 5) * F(1, 5) == F(17, 25)
-    assert multi_draft_acceptance_rate(P, Q, 3) == F(93, 125)
+    assert multi_draft_acceptance_probability(P, Q, 1) == F(3, 5)
+    assert multi_draft_acceptance_probability(P, Q, 2) == F(3, 5) + F(2, 5) * F(1, 5) == F(17, 25)
+    assert multi_draft_acceptance_probability(P, Q, 3) == F(93, 125)
     # without replacement: after rejecting C (mass 2/5) the second candidate is A w.p. 2/5 ...
-    assert multi_draft_acceptance_rate(P, Q, 2, replacement=False) == F(19, 25)
-    assert multi_draft_acceptance_rate(P, Q, 3, replacement=False) == 1  # every token offered
+    assert multi_draft_acceptance_probability(P, Q, 2, replacement=False) == F(19, 25)
+    assert multi_draft_acceptance_probability(P, Q, 3, replacement=False) == 1  # every token offered
     law = multi_draft_law(P, Q, 3)
     assert law.by_index == (F(3, 5), F(2, 25), F(8, 125))
     assert sum(law.by_index) == law.acceptance
@@ -81,7 +81,7 @@ def test_recursive_rejection_is_lossless(pair, k, replacement):
 def test_acceptance_monotone_in_k_and_alpha_at_one(pair, replacement):
     p, q = pair
     kmax = 4 if replacement else _support(q)
-    rates = [multi_draft_acceptance_rate(p, q, k, replacement=replacement) for k in range(1, kmax + 1)]
+    rates = [multi_draft_acceptance_probability(p, q, k, replacement=replacement) for k in range(1, kmax + 1)]
     assert rates[0] == acceptance_probability(p, q)
     assert all(a <= b for a, b in itertools.pairwise(rates))
     assert all(0 <= r <= 1 for r in rates)
@@ -92,9 +92,9 @@ def test_acceptance_monotone_in_k_and_alpha_at_one(pair, replacement):
 def test_without_replacement_accepts_at_least_as_often(pair, k):
     p, q = pair
     k = min(k, _support(q))
-    assert multi_draft_acceptance_rate(p, q, k, replacement=False) >= multi_draft_acceptance_rate(
-        p, q, k, replacement=True
-    )
+    assert multi_draft_acceptance_probability(
+        p, q, k, replacement=False
+    ) >= multi_draft_acceptance_probability(p, q, k, replacement=True)
 
 
 @settings(max_examples=40, deadline=None)
@@ -167,9 +167,9 @@ def test_too_many_without_replacement():
     with pytest.raises(ValueError, match="k = 3"):
         sample_candidates(q, 3, np.random.default_rng(0), replacement=False)
     with pytest.raises(ValueError, match="k must be at least 1"):
-        multi_draft_acceptance_rate(P, Q, 0)
+        multi_draft_acceptance_probability(P, Q, 0)
     with pytest.raises(ValueError, match="k must be a non-negative integer"):
-        multi_draft_acceptance_rate(P, Q, 2.0)
+        multi_draft_acceptance_probability(P, Q, 2.0)
 
 
 @pytest.mark.parametrize(
