@@ -40,7 +40,7 @@ import llm_stages as S  # noqa: E402
 
 from specdec_core.llm import load_model  # noqa: E402
 from specdec_core.measured import Machine, read_capstone, vm_hwm_mib, write_capstone  # noqa: E402
-from specdec_core.measured.capstone import MemoryProbe, law_strip  # noqa: E402
+from specdec_core.measured.capstone import Config, MemoryProbe, law_strip  # noqa: E402
 from specdec_core.measured.records import to_json  # noqa: E402
 from specdec_core.measured.store import write_json  # noqa: E402
 
@@ -78,19 +78,28 @@ def memory_probe() -> dict[str, MemoryProbe]:
 
 
 def _partial(path: str, **records) -> None:
-    """What the stages so far returned, for the log of an interrupted run."""
-    write_json(path + ".partial", {k: to_json(v) for k, v in records.items()})
+    """What the stages so far returned, for the log of an interrupted run. A dict keyed by
+    :class:`Config` (the predictions) is written as llm.json writes it: one object per key,
+    the configuration's fields beside the record's."""
+
+    def plain(v):
+        if isinstance(v, dict) and v and all(isinstance(k, Config) for k in v):
+            return [{**to_json(k), **to_json(x)} for k, x in v.items()]
+        return to_json(v)
+
+    write_json(path + ".partial", {k: plain(v) for k, v in records.items()})
 
 
-def run(s: S.Settings, out_path: str) -> None:
-    """Every stage in order; the record written after the last."""
+def run(s: S.Settings, out_path: str, lm=None) -> None:
+    """Every stage in order; the record written after the last. ``lm``: a loaded model (tests
+    pass the tiny one); by default the capstone's."""
     t0 = time.perf_counter()
     machine = Machine.now(threads=s.threads)
     S.log("machine:", machine.how())
     memory = {} if s.quick else memory_probe()
     with threadpool_limits(s.threads):
         t = time.perf_counter()
-        lm = load_model()
+        lm = load_model() if lm is None else lm
         load = {"seconds": time.perf_counter() - t, "from_cache": lm.info.from_cache}
         S.trajectory(lm, S.workload_prompt(lm.codec, "copy"), 4, 0.0, 0)  # page in the mapped weights
         cal = S.calibrate(lm, s)
@@ -103,6 +112,8 @@ def run(s: S.Settings, out_path: str) -> None:
     machine = machine.finished((time.perf_counter() - t0) / 60)
     cap = S.assemble(machine, s, bench, pred, swept, law, memory=memory, load=load, vm_hwm=vm_hwm_mib())
     write_capstone(cap, out_path)
+    if os.path.exists(out_path + ".partial"):
+        os.remove(out_path + ".partial")  # the run finished: the record holds it all
     S.log(f"wrote {out_path} in {machine.wall_minutes:.1f} min")
 
 

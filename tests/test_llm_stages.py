@@ -89,6 +89,26 @@ def test_the_stages_round_trip_through_the_one_writer_and_reader(stages, tmp_pat
     assert back.law.correct == law.correct
 
 
+def test_the_command_runs_every_stage_and_writes_the_record(stages, lm, tmp_path):
+    """bench_llm.run end to end on the tiny model (the path `bench_llm.py --quick` takes): the
+    record is written and read back, the partial record an interrupted run leaves is readable
+    JSON (predictions keyed by configuration included) and goes once the run has finished."""
+    import json
+
+    import bench_llm
+
+    _, bench, pred, _, _ = stages
+    bench_llm._partial(str(tmp_path / "x"), micro=bench.micro, predictions=pred.predictions)
+    partial = json.loads((tmp_path / "x.partial").read_text())
+    assert {"workload", "temperature", "draft", "gamma"} <= set(partial["predictions"][0])
+    assert len(partial["predictions"]) == len(pred.predictions)
+    out = tmp_path / "llm.json"
+    bench_llm.run(replace(TINY, quick=True), str(out), lm=lm)
+    back = read_capstone(out)
+    assert back.quick and len(back.predictions) == len(back.runs) == len(pred.predictions)
+    assert not (tmp_path / "llm.json.partial").exists()
+
+
 def test_prediction_stage_cannot_see_the_timed_runs(stages, lm):
     _, bench, pred, swept, _ = stages
     sig = inspect.signature(S.predict)
