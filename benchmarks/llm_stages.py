@@ -129,7 +129,7 @@ FULL = Settings(
     gammas={"lookup": (2, 4, 7, 10), "ngram": (2, 4, 6), "exit": (1, 2), "feature": (1, 2, 3)},
     max_new={"copy": 96, "code": 64, "story": 64},
     reps=5,
-    trajectories_t1=2,
+    trajectories_t1=6,
     law_max_n=None,
 )
 
@@ -379,9 +379,12 @@ def _cost_curves(lm, ctx, s: Settings) -> tuple[dict, dict]:
         )
         for t in TEMPERATURES
     }  # fmt: skip
+    after_verify = P.target_pass(m, ctx)
     overhead = {
         t: _curve(
-            P.overhead_curve(lm.cfg.vocab_size, s.overhead_gammas, temperature=t, reps=s.overhead_reps),
+            P.overhead_curve(
+                lm.cfg.vocab_size, s.overhead_gammas, temperature=t, reps=s.overhead_reps, before=after_verify
+            ),
             f"sampler at T = {t:g}", s.overhead_reps, s.threads, None,
         )
         for t in TEMPERATURES
@@ -397,9 +400,14 @@ def _iid_speedup(alpha: float, step_ms: float, v1: dict) -> float:
 def _choose_exit(lm, cal: Calibrated, ctx, verify1: CostCurve, s: Settings):
     """Each exit layer's step cost; the layer with the best predicted T = 1 speed-up on the
     held-out calibration α. Returns ({k: ExitLayer}, chosen k)."""
+    after_verify = P.target_pass(lm.model, ctx)
     step = {
         k: P.draft_cost_curve(
-            ExitDraft(lm.model, k, *cal.maps[k], temperature=1.0), ctx, [1], reps=s.micro_reps
+            ExitDraft(lm.model, k, *cal.maps[k], temperature=1.0),
+            ctx,
+            [1],
+            reps=s.micro_reps,
+            before=after_verify,
         )[1]["median"]
         for k in s.exit_layers
     }
@@ -433,6 +441,7 @@ def micro_benchmarks(lm, cal: Calibrated, s: Settings) -> Benched:
     t0 = time.perf_counter()
     ctx = cal.context(s.context_prompt)
     verify, overhead = _cost_curves(lm, ctx, s)
+    after_verify = P.target_pass(lm.model, ctx)  # each draft call timed as a round finds it
     layers, k = _choose_exit(lm, cal, ctx, verify[1.0], s)
     drafts = DraftKit(lm.model, cal.ngram_discount, k, cal.maps[k], cal.fmap, cal.shortlist)
     draft_cost = {}
@@ -440,10 +449,14 @@ def micro_benchmarks(lm, cal: Calibrated, s: Settings) -> Benched:
         tgt = CachedTarget(lm.model, 1.0)
         tgt.prefill(ctx[:-1])  # what a round finds: the target holds all but the last token
         d = P.draft_cost_curve(
-            drafts.make(name, 1.0, tgt), ctx, sorted({0, 1, *s.gammas[name]}), reps=s.micro_reps
-        )
+            drafts.make(name, 1.0, tgt), ctx, sorted({0, 1, *s.gammas[name]}), reps=s.micro_reps,
+            before=after_verify,
+        )  # fmt: skip
         draft_cost[name] = _curve(d, f"draft {name}", s.micro_reps, s.threads, len(ctx))
-    how = "median of interleaved repetitions after one untimed sweep, perf_counter"
+    how = (
+        "median of interleaved repetitions after one untimed sweep, perf_counter; each draft call "
+        "and sampler round timed right after an untimed target step, as a round finds it"
+    )
     micro = Micro(len(ctx), s.micro_reps, how, verify, draft_cost, overhead)
     even = {
         (t, name, g): P.break_even_alpha(micro.cost_model(t, name), g)

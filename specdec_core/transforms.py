@@ -95,29 +95,39 @@ def softmax(logits: ArrayLike, temperature: float = 1.0) -> np.ndarray:
     if isinstance(logits, (str, bytes)) or logits is None:
         raise ValueError("logits must be an array of numbers")
     try:
-        z = check_reals(logits, "logits")
+        z = (
+            logits
+            if isinstance(logits, np.ndarray) and logits.dtype.kind == "f"
+            else check_reals(logits, "logits")
+        )
     except ValueError as exc:
         raise ValueError(f"logits must be a rectangular array of real numbers ({exc})") from None
     if z.ndim == 0 or z.shape[-1] == 0:
         raise ValueError(f"logits must have a non-empty last axis, got shape {z.shape}")
-    if np.isnan(z).any():
-        raise ValueError("logits contains NaN")
-    if np.isposinf(z).any():
-        raise ValueError("logits contains +inf")
+    # one pass finds each row's maximum, and it carries every bad entry: NaN and +inf propagate
+    # into it, and a row that is all -inf has -inf as its maximum
     top = z.max(axis=-1, keepdims=True)
-    if np.isneginf(top).any():
+    if not np.isfinite(top).all():
+        if np.isnan(top).any():
+            raise ValueError("logits contains NaN")
+        if np.isposinf(top).any():
+            raise ValueError("logits contains +inf")
         raise ValueError("logits has a row where every entry is -inf")
     t = check_temperature(temperature)
     if t == 0:
-        out = np.zeros_like(z)
+        out = np.zeros(z.shape)
         np.put_along_axis(out, np.argmax(z, axis=-1)[..., None], 1.0, axis=-1)
         return out
     # differences are <= 0 (or -inf for masked symbols); a tiny T sends them to -inf (-> 0) and a
-    # huge T towards 0 (-> uniform): neither is an error, so no overflow/underflow warnings
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        d = z - top
-        e = np.exp(d / float(t))
-    return e / e.sum(axis=-1, keepdims=True)
+    # huge T towards 0 (-> uniform): neither is an error, so no overflow/underflow warnings.
+    # One float64 scratch array, updated in place (a model's (rows, V) logits are large).
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        e = np.subtract(z, top, dtype=np.float64)
+        if t != 1:
+            e /= float(t)
+        np.exp(e, out=e)
+    e /= e.sum(axis=-1, keepdims=True)
+    return e
 
 
 def greedy(p: Probs) -> np.ndarray:

@@ -80,6 +80,22 @@ def test_cost_curves_and_one_step_gap(lm):
     assert sorted(d) == [0, 2]
     o = P.overhead_curve(lm.cfg.vocab_size, [0, 1, 3], temperature=1.0, reps=2)
     assert sorted(o) == [0, 1, 3]
+    # `before` runs untimed before every timed call (the untimed first sweep included)
+    calls = []
+    P.draft_cost_curve(
+        PromptLookupDraft(lm.cfg.vocab_size), _copy_prompt(lm), [1, 2], reps=2, before=lambda: calls.append(1)
+    )
+    assert len(calls) == 2 * 3
+    calls.clear()
+    P.overhead_curve(lm.cfg.vocab_size, [0, 1], temperature=1.0, reps=2, before=lambda: calls.append(1))
+    assert len(calls) == 2 * 3
+    # target_pass steps a target of its own: a draft reading another target's cache is untouched
+    tgt = CachedTarget(lm.model, 1.0)
+    tgt.prefill(_copy_prompt(lm)[:-1])
+    n = tgt.cache.n
+    step = P.target_pass(lm.model, _copy_prompt(lm))
+    step(), step()
+    assert tgt.cache.n == n
     p = np.array([0.5, 0.3, 0.2])
     assert one_step_gap(p, np.array([0.0, 1.0, 0.0])) < 1e-15
     assert one_step_gap(p, np.array([0.2, 0.2, 0.6])) < 1e-15
@@ -127,3 +143,23 @@ def test_spread_formatting():
     from specdec_core.measured import Spread
 
     assert report.fmt_spread(Spread(1.93, 1.71, 2.08), "×") == "×1.9 (1.7–2.1)"
+
+
+def test_score_logs_the_softmax_as_target_time(lm, monkeypatch):
+    """A run's target time is all the work of scoring: the probabilities too (the breakdown
+    once put the softmax under "sampler and bookkeeping")."""
+    import time as _time
+
+    from specdec_core.llm import adapters
+
+    real = adapters.probs_from_logits
+
+    def slow(z, t):
+        _time.sleep(0.03)
+        return real(z, t)
+
+    monkeypatch.setattr(adapters, "probs_from_logits", slow)
+    tgt = CachedTarget(lm.model, 1.0)
+    prompt = _copy_prompt(lm)
+    tgt.score(prompt, ())
+    assert tgt.log.seconds("target") >= 0.03 and tgt.log.count("target") == 1

@@ -137,6 +137,23 @@ class CachedTarget:
 
     def logits(self, prefix: Sequence[int], continuation: Sequence[int] = ()) -> np.ndarray:
         """(len(continuation)+1, V) float32 logits after prefix, prefix+c₁, …, in one call."""
+        t = time.perf_counter()
+        out, new = self._forward(prefix, continuation)
+        self.log.add("target", new, out.shape[0], time.perf_counter() - t)
+        return out
+
+    def score(self, prefix: Sequence[int], continuation: Sequence[int]) -> np.ndarray:
+        """The rows of p for one verification call; the call's logged time includes the
+        softmax, so a run's target time is all the work of scoring."""
+        t = time.perf_counter()
+        out, new = self._forward(prefix, continuation)
+        probs = probs_from_logits(out, self.temperature)
+        self.log.add("target", new, out.shape[0], time.perf_counter() - t)
+        return probs
+
+    def _forward(self, prefix, continuation) -> tuple[np.ndarray, int]:
+        """(logits, positions computed): roll the cache back to the longest common prefix,
+        run the new positions, read the head at the last len(continuation)+1."""
         V = self.model.cfg.vocab_size
         full = list(check_token_ids(prefix, "prefix", V)) + list(
             check_token_ids(continuation, "continuation", V)
@@ -144,17 +161,11 @@ class CachedTarget:
         P = len(prefix)
         if P == 0:
             raise ValueError("prefix must hold at least one token")
-        t = time.perf_counter()
         c = self.cache.common_prefix(full)
         self.cache.rollback(c)
         new = full[c:]
         self.model.forward(new, self.cache)
-        out = self.model.logits(self.cache.hidden[P - 1 : len(full)])
-        self.log.add("target", len(new), len(full) - P + 1, time.perf_counter() - t)
-        return out
-
-    def score(self, prefix: Sequence[int], continuation: Sequence[int]) -> np.ndarray:
-        return probs_from_logits(self.logits(prefix, continuation), self.temperature)
+        return self.model.logits(self.cache.hidden[P - 1 : len(full)]), len(new)
 
     def __call__(self, prefix):
         return self.score(prefix, ())[0]

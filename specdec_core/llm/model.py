@@ -88,7 +88,9 @@ def product(x, w):
         return (w @ x[0])[None, :]
     if T <= BLOCKED_MAX_ROWS and out_dim % BLOCK == 0:
         r = np.matmul(w.reshape(out_dim // BLOCK, BLOCK, in_dim), x.T)  # (blocks, BLOCK, T)
-        return r.transpose(2, 0, 1).reshape(T, out_dim)
+        # back to (T, out) rows, copied to contiguous memory: the reshape alone is a strided
+        # view, and every later step along a row (norms, softmax) ran ≈ 10× slower on it
+        return np.ascontiguousarray(r.transpose(2, 0, 1).reshape(T, out_dim))
     return x @ w.T
 
 
