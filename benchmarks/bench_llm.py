@@ -2,7 +2,7 @@
 CPU, predicted first, then timed. Writes specdec_core/results/llm.json (``--quick``:
 benchmarks/results/llm-quick.json), labelled with machine, BLAS threads, load average and date.
 
-    .venv/bin/python benchmarks/bench_llm.py            # full run (about 28 minutes on a quiet 2-core machine)
+    .venv/bin/python benchmarks/bench_llm.py            # full run (about 30 minutes on a quiet 2-core machine)
     .venv/bin/python benchmarks/bench_llm.py --quick    # a smoke run (under 2 minutes)
     .venv/bin/python benchmarks/bench_llm.py --law-only # stage 5 alone, into the stored results
 

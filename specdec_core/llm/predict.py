@@ -5,7 +5,8 @@ Two kinds of input, neither taken from the run being predicted:
 * **Costs** (:class:`CostModel`) from isolated micro-benchmarks on a calibration context
   (not an evaluated prompt): the target call scoring T new positions (:func:`verify_cost_curve`),
   one draft call proposing γ tokens (:func:`draft_cost_curve`), and the sampler's own work
-  per round with zero-cost stand-in models (:func:`overhead_curve`).
+  per round with zero-cost stand-in models (:func:`overhead_curve`); the last two timed right
+  after an untimed target step (:func:`target_pass`), from the cold caches a round leaves.
 * **Acceptance** by teacher forcing along a target trajectory generated separately
   (:class:`RoundTrace`): greedy — walk the trajectory round by round and ask the draft what it
   would propose there (:func:`greedy_trace`); temperature 1 — α_j = Σ_x min(p_j, q_j) at each

@@ -73,7 +73,7 @@ def best(cap: Capstone, workload: str, temperature: float, key: str = "speedup_d
 def summary_table(cap: Capstone) -> list[str]:
     """Per workload and temperature: plain decoding (decode-only tokens/s) and the best
     configuration — decode-only and end-to-end speed-ups and the speed-up predicted before."""
-    lines = [f"{'':10s}{'plain tok/s':15s}{'best':13s}{'decode-only':18s}{'end to end':18s}predicted"]
+    lines = [f"{'':10s}{'plain tok/s':19s}{'best':13s}{'decode-only':18s}{'end to end':18s}predicted"]
     for w in WORKLOADS:
         for t in (0.0, 1.0):
             p, b = cap.select(workload=w, temperature=t, draft=PLAIN), best(cap, w, t)
@@ -83,7 +83,7 @@ def summary_table(cap: Capstone) -> list[str]:
             ptxt = f"×{pred / ppl:.2f}" if pred and ppl else "—"
             lab = f"{SHORT[b.config.draft]} γ={b.config.gamma}"
             lines.append(
-                f"{w + _tlabel(t):10s}{fmt_spread(p[0].decode_tokens_per_s):15s}{lab:13s}"
+                f"{w + _tlabel(t):10s}{fmt_spread(p[0].decode_tokens_per_s):19s}{lab:13s}"
                 f"{fmt_spread(b.speedup_decode, '×'):18s}{fmt_spread(b.speedup_e2e, '×'):18s}{ptxt}"
             )
     return lines
@@ -231,12 +231,12 @@ def chosen_rows(cap: Capstone) -> list[dict]:
 def chosen_table(cap: Capstone) -> list[str]:
     """The table of :func:`chosen_rows`: plain tok/s, the chosen configuration, the predicted
     speed-up and the measured one (geometric mean of paired repeats, 95% interval)."""
-    lines = [f"{'':10s}{'plain tok/s':15s}{'chosen':15s}{'predicted':11s}measured (95% interval)"]
+    lines = [f"{'':10s}{'plain tok/s':19s}{'chosen':15s}{'predicted':11s}measured (95% interval)"]
     for row in chosen_rows(cap):
         c, r, p = row["chosen"], row["run"], row["plain"]
         lab = f"{SHORT[c.draft]} γ={c.gamma}"
         lines.append(
-            f"{row['workload'] + _tlabel(row['temperature']):10s}{fmt_spread(p.decode_tokens_per_s):15s}"
+            f"{row['workload'] + _tlabel(row['temperature']):10s}{fmt_spread(p.decode_tokens_per_s):19s}"
             f"{lab:15s}×{c.predicted_speedup:<10.2f}{fmt_interval(r.speedup_paired)}"
         )
     return lines
@@ -298,6 +298,22 @@ def break_even(cap: Capstone, draft: str, gamma: int, temperature: float = 1.0) 
     """The α at which a round of ``draft`` with γ proposals costs what its iid E[K] tokens
     save (:func:`specdec_core.llm.predict.break_even_alpha` on the measured medians)."""
     return break_even_alpha(_cap(cap).micro.cost_model(temperature, draft), gamma)
+
+
+def break_even_by_workload(cap: Capstone, draft: str, gamma: int, temperature: float = 1.0) -> list[str]:
+    """Per workload: the acceptance the timed runs of ``draft`` at γ reached against its
+    break-even α (:func:`break_even`), and the measured decode-only speed-up of the same runs."""
+    even = break_even(cap, draft, gamma, temperature)
+    lines = []
+    for w in WORKLOADS:
+        r = cap.run(w, temperature, draft, gamma)
+        a = r.alpha.median
+        side = "—" if even is None else ("above" if a >= even else "below")
+        lines.append(
+            f"{w}: α {a:.2f}, {side} the break-even {'—' if even is None else f'{even:.2f}'}; "
+            f"decode-only {fmt_interval(r.speedup_paired)}"
+        )
+    return lines
 
 
 def ceiling(cap: Capstone, gamma: int, temperature: float = 0.0) -> float:
