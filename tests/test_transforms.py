@@ -94,6 +94,50 @@ def test_softmax():
     np.testing.assert_allclose(softmax(z, 2), apply_temperature(softmax(z), 2))
 
 
+@settings(max_examples=120, deadline=None)
+@given(
+    rows=st.integers(1, 4),
+    V=st.integers(1, 40),
+    t=st.sampled_from([0.0, 1e-3, 0.5, 1.0, 3.0]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    seed=st.integers(0, 2**16),
+)
+def test_softmax_matches_the_textbook_formula(rows, V, t, dtype, seed):
+    """The single-scratch softmax equals exp((z − max)/T) / Σ on float32 and float64 rows with
+    masked (−inf) entries, returns float64, and leaves its input untouched; T = 0 is one-hot."""
+    rng = np.random.default_rng(seed)
+    z = (rng.standard_normal((rows, V)) * 5).astype(dtype)
+    z[rng.random((rows, V)) < 0.2] = -np.inf
+    z[:, rng.integers(V)] = rng.standard_normal(rows)  # a finite entry in every row
+    before = z.copy()
+    got = softmax(z, t)
+    assert got.dtype == np.float64 and got.shape == z.shape
+    np.testing.assert_array_equal(z, before)
+    z64 = z.astype(np.float64)
+    if t == 0:
+        want = np.zeros_like(z64)
+        want[np.arange(rows), np.argmax(z64, axis=1)] = 1.0
+        np.testing.assert_array_equal(got, want)
+        return
+    with np.errstate(under="ignore"):
+        e = np.exp((z64 - z64.max(axis=1, keepdims=True)) / t)
+    np.testing.assert_allclose(got, e / e.sum(axis=1, keepdims=True), rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (np.array([[0.0, np.nan, 1.0]], np.float32), "contains NaN"),
+        (np.array([[0.0, np.inf]]), "contains +inf"),
+        (np.array([[0.0, 1.0], [-np.inf, -np.inf]]), "every entry is -inf"),
+        (np.array([[np.inf, np.nan]]), "contains NaN"),
+    ],
+)
+def test_softmax_names_a_bad_row(bad, message):
+    with pytest.raises(ValueError, match=message.replace("+", r"\+")):
+        softmax(bad)
+
+
 # ---------------------------------------------------------------- laws
 
 
