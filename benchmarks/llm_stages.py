@@ -149,7 +149,7 @@ QUICK = replace(
     gammas={"lookup": (3,), "ngram": (2,), "exit": (1,), "feature": (2,)},
     max_new={"copy": 16, "code": 16, "story": 16},
     reps=1,
-    trajectories_t1=1,
+    trajectories_t1=2,
     law_max_n=150,
 )
 
@@ -525,18 +525,28 @@ def teacher_alpha(lm, name: str, drafts: DraftKit, prompt, traj):
     return alpha, avail
 
 
-def _traces(lm, name, g, drafts, prompt, trajs, temp, alphas):
-    """Round traces of draft ``name`` at γ = g: replayed greedily, or simulated from teacher-forced α."""
+def _traces(lm, name, g, drafts, prompt, trajs, temp, alphas) -> list[list]:
+    """Round traces of draft ``name`` at γ = g, one list per trajectory: replayed greedily, or
+    simulated from teacher-forced α."""
     adaptive = name == "lookup"
     if temp == 0:
-        return [P.greedy_trace(drafts.make(name, 0.0), prompt, trajs[0], g, adaptive=adaptive)]
+        return [[P.greedy_trace(drafts.make(name, 0.0), prompt, trajs[0], g, adaptive=adaptive)]]
     out = []
     for i, traj in enumerate(trajs):
         if (name, i) not in alphas:
             alphas[(name, i)] = teacher_alpha(lm, name, drafts, prompt, traj)
         a, avail = alphas[(name, i)]
-        out += P.sampled_traces(a, g, avail=avail if adaptive else None, sims=200, seed=i)
+        out.append(P.sampled_traces(a, g, avail=avail if adaptive else None, sims=200, seed=i))
     return out
+
+
+def _prediction(costs, by_traj: list[list], s: Settings) -> Prediction:
+    """The prediction from all trajectories' traces, with the range of the repeats' median
+    where there are several trajectories (temperature 1)."""
+    pr = P.predict_decode(costs, [t for g in by_traj for t in g])
+    if len(by_traj) > 1:
+        pr["low"], pr["high"] = P.median_range(costs, by_traj, s.reps)
+    return from_json(Prediction, pr)
 
 
 def _predict_one(lm, micro: Micro, drafts: DraftKit, w: str, temp: float, s: Settings, out: Predicted):
@@ -549,9 +559,7 @@ def _predict_one(lm, micro: Micro, drafts: DraftKit, w: str, temp: float, s: Set
     alphas = {}
     for name, g, _ in s.configs():
         tr = _traces(lm, name, g, drafts, prompt, trajs, temp, alphas)
-        out.predictions[Config(w, temp, name, g)] = from_json(
-            Prediction, P.predict_decode(micro.cost_model(temp, name), tr)
-        )
+        out.predictions[Config(w, temp, name, g)] = _prediction(micro.cost_model(temp, name), tr, s)
     for name in DRAFT_NAMES:
         if (name, 0) in alphas:
             per = [np.atleast_2d(alphas[(name, i)][0].T)[0] for i in range(len(trajs))]

@@ -163,3 +163,33 @@ def test_score_logs_the_softmax_as_target_time(lm, monkeypatch):
     prompt = _copy_prompt(lm)
     tgt.score(prompt, ())
     assert tgt.log.seconds("target") >= 0.03 and tgt.log.count("target") == 1
+
+
+def test_median_range_of_the_repeats():
+    """The range of the repeats' median: one point when every trajectory predicts the same,
+    around the pooled prediction, narrower by √repeats and wider at a higher level; bad
+    arguments named."""
+    from specdec_core.llm import predict as P
+
+    costs = P.CostModel({1: 40.0, 2: 48.0, 3: 52.0}, {0: 0.0, 1: 1.0, 2: 2.0}, {0: 0.3, 1: 0.4, 2: 0.5})
+
+    def traces(a, seed):
+        return P.sampled_traces(np.full(40, a), 2, sims=50, seed=seed)
+
+    same = [traces(0.5, 0), traces(0.5, 0)]
+    lo, hi = P.median_range(costs, same, 5)
+    assert lo == pytest.approx(hi) == pytest.approx(P.predict_decode(costs, same[0])["tokens_per_s"])
+    mixed = [traces(a, i) for i, a in enumerate((0.1, 0.3, 0.5, 0.7, 0.9, 0.2))]
+    pooled = P.predict_decode(costs, [t for g in mixed for t in g])["tokens_per_s"]
+    lo1, hi1 = P.median_range(costs, mixed, 1)
+    lo4, hi4 = P.median_range(costs, mixed, 4)
+    assert (lo1 + hi1) / 2 == pytest.approx(pooled) and (lo4 + hi4) / 2 == pytest.approx(pooled)
+    assert hi4 - lo4 == pytest.approx((hi1 - lo1) / 2)
+    lo9, hi9 = P.median_range(costs, mixed, 4, level=0.99)
+    assert hi9 - lo9 > hi4 - lo4
+    with pytest.raises(ValueError, match="by_trajectory"):
+        P.median_range(costs, [mixed[0]], 5)
+    with pytest.raises(ValueError, match="repeats"):
+        P.median_range(costs, mixed, 0)
+    with pytest.raises(ValueError, match="level"):
+        P.median_range(costs, mixed, 5, level=1.0)

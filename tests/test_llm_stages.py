@@ -72,6 +72,12 @@ def test_each_stage_returns_its_record(stages):
     assert set(swept.runs) == set(pred.predictions)
     assert all(isinstance(r, Run) and r.predicted_tokens_per_s is not None for r in swept.runs.values())
     assert isinstance(law, LawTest) and law.n == 30 and law.draft == "trained exit k=1"
+    # the repeats' median range: for speculative configurations at T = 1 (several trajectories)
+    for c, v in pred.predictions.items():
+        ranged = c.temperature == 1.0 and c.draft != "plain"
+        assert (v.low is not None) == ranged and (v.high is not None) == ranged, c
+        if ranged:
+            assert 0 < v.low <= v.high
 
 
 def test_the_stages_round_trip_through_the_one_writer_and_reader(stages, tmp_path):

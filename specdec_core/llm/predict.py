@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 import numpy as np
 
@@ -280,6 +281,31 @@ def sampled_traces(alpha, gamma, *, avail=None, sims=300, seed=0) -> list:
             i += a + 1
         out.append(RoundTrace(tuple(gs), tuple(acc)))
     return out
+
+
+def median_range(
+    costs: CostModel, by_trajectory, repeats: int, *, level: float = 0.95
+) -> tuple[float, float]:
+    """(low, high) tokens/s in which the median of ``repeats`` timed runs is expected.
+
+    At temperature 1 every timed run samples its own trajectory, so its acceptance varies from
+    run to run as much as from one teacher-forced trajectory to another. Each trajectory's
+    traces give one prediction (:func:`predict_decode`); with s their standard deviation, the
+    median of ``repeats`` runs has a standard error of about 1.2533·s/√repeats (the median of
+    a normal sample), and the range is the pooled prediction ± z·that (z for the central
+    ``level``). Costs are taken as fixed: the range is acceptance's share of the uncertainty,
+    and with a handful of trajectories s is itself rough."""
+    groups = [list(g) for g in by_trajectory]
+    if len(groups) < 2 or not all(groups):
+        raise ValueError("by_trajectory must hold the traces of at least 2 trajectories, none empty")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    per = np.array([predict_decode(costs, g)["tokens_per_s"] for g in groups])
+    center = predict_decode(costs, [t for g in groups for t in g])["tokens_per_s"]
+    half = NormalDist().inv_cdf((1 + level) / 2) * 1.2533 * float(np.std(per, ddof=1)) / np.sqrt(repeats)
+    return center - half, center + half
 
 
 def predict_decode(costs: CostModel, traces) -> dict:

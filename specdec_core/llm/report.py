@@ -124,13 +124,28 @@ def error_summary(cap: Capstone, kind: str = "tokens_per_s") -> dict:
     }
 
 
+def range_summary(cap: Capstone) -> tuple[int, int]:
+    """(measured medians inside their predicted range, configurations with a range): the range
+    (temperature 1) is where the median of the repeats was expected from the spread between
+    teacher-forced trajectories (:attr:`specdec_core.measured.capstone.Prediction.low`)."""
+    inside = ranged = 0
+    for c, r in _cap(cap).runs.items():
+        pr = cap.predictions.get(c)
+        if pr is None or pr.low is None or pr.high is None:
+            continue
+        ranged += 1
+        inside += int(pr.low <= r.decode_tokens_per_s.median <= pr.high)
+    return inside, ranged
+
+
 def worst_predictions(cap: Capstone, k: int = 4) -> list[str]:
     """The ``k`` configurations whose tokens/s prediction missed most, with what was predicted."""
     lines = []
     for c, e in sorted(prediction_errors(cap), key=lambda t: -abs(t[1]))[:k]:
         r, pr = cap.runs[c], cap.predictions[c]
+        rng = "" if pr.low is None else f" (median of the repeats expected in {pr.low:.1f}–{pr.high:.1f})"
         lines.append(
-            f"{c.label}: error {100 * e:+.0f}%; predicted {pr.tokens_per_s:.1f} tok/s with "
+            f"{c.label}: error {100 * e:+.0f}%; predicted {pr.tokens_per_s:.1f} tok/s{rng} with "
             f"{pr.mean_k:.2f} tokens per round, measured {fmt_spread(r.decode_tokens_per_s)} tok/s "
             f"with {r.mean_k.median:.2f} tokens per round"
         )

@@ -70,13 +70,20 @@ def _key(d: dict) -> Config:
 
 @dataclass(frozen=True)
 class Prediction:
-    """Predicted before any timed run: decode-only ms and tokens/s, rounds, mean tokens per round, α."""
+    """Predicted before any timed run: decode-only ms and tokens/s, rounds, mean tokens per round, α.
+
+    ``low``–``high`` (temperature 1 only): the tokens/s range, 95 %, in which the *median of the
+    timed repeats* is expected, from how much the prediction varies between the teacher-forced
+    trajectories (:func:`specdec_core.llm.predict.median_range`); None where there is one
+    trajectory (greedy, plain decoding) or the record predates it."""
 
     decode_ms: float
     tokens_per_s: float
     rounds: float
     mean_k: float
     alpha: float
+    low: float | None = None
+    high: float | None = None
 
 
 @dataclass(frozen=True)
