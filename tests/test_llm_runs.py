@@ -193,3 +193,24 @@ def test_median_range_of_the_repeats():
         P.median_range(costs, mixed, 0)
     with pytest.raises(ValueError, match="level"):
         P.median_range(costs, mixed, 5, level=1.0)
+
+
+def test_range_summary_of_the_stored_results():
+    """Every stored temperature-1 speculative prediction has a range; the counts are consistent
+    and a prediction moved far from the measurement leaves its range."""
+    import dataclasses
+
+    from specdec_core.llm import report
+    from specdec_core.measured import read_capstone
+
+    cap = read_capstone()
+    inside, ranged, big = report.range_summary(cap)
+    t1 = [c for c in cap.runs if c.temperature == 1.0 and c.draft != "plain"]
+    assert ranged == len(t1) and 0 <= big <= ranged - inside and inside <= ranged
+    c = t1[0]
+    m = cap.runs[c].decode_tokens_per_s.median
+    far = dataclasses.replace(cap.predictions[c], low=2 * m, high=3 * m)
+    moved = dataclasses.replace(cap, predictions={**cap.predictions, c: far})
+    assert report.range_summary(moved)[0] == inside - int(
+        cap.predictions[c].low <= m <= cap.predictions[c].high
+    )

@@ -124,18 +124,22 @@ def error_summary(cap: Capstone, kind: str = "tokens_per_s") -> dict:
     }
 
 
-def range_summary(cap: Capstone) -> tuple[int, int]:
-    """(measured medians inside their predicted range, configurations with a range): the range
-    (temperature 1) is where the median of the repeats was expected from the spread between
-    teacher-forced trajectories (:attr:`specdec_core.measured.capstone.Prediction.low`)."""
-    inside = ranged = 0
+def range_summary(cap: Capstone, big: float = 0.10) -> tuple[int, int, int]:
+    """(measured medians inside their predicted range, configurations with a range, misses of
+    more than ``big`` relative error outside their range): the range (temperature 1) is where
+    the median of the repeats was expected from the spread between teacher-forced trajectories
+    (:attr:`specdec_core.measured.capstone.Prediction.low`); it leaves out the costs' noise, so
+    the last count is where acceptance itself was mispredicted."""
+    inside = ranged = outside_big = 0
     for c, r in _cap(cap).runs.items():
         pr = cap.predictions.get(c)
         if pr is None or pr.low is None or pr.high is None:
             continue
         ranged += 1
-        inside += int(pr.low <= r.decode_tokens_per_s.median <= pr.high)
-    return inside, ranged
+        ok = pr.low <= r.decode_tokens_per_s.median <= pr.high
+        inside += int(ok)
+        outside_big += int(not ok and r.prediction_error is not None and abs(r.prediction_error) > big)
+    return inside, ranged, outside_big
 
 
 def worst_predictions(cap: Capstone, k: int = 4) -> list[str]:
