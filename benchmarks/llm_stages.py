@@ -369,8 +369,9 @@ def _curve(d: dict, source: str, reps: int, threads: int, context: int | None) -
     return CostCurve(pts, source, reps, threads, context)
 
 
-def _cost_curves(lm, ctx, s: Settings) -> tuple[dict, dict]:
-    """{temperature: CostCurve} of the target call scoring T positions and of the sampler per round."""
+def _cost_curves(lm, ctx, s: Settings, before) -> tuple[dict, dict]:
+    """{temperature: CostCurve} of the target call scoring T positions and of the sampler per
+    round (each round timed after ``before``, an untimed target step)."""
     m, n = lm.model, len(ctx)
     verify = {
         t: _curve(
@@ -379,11 +380,10 @@ def _cost_curves(lm, ctx, s: Settings) -> tuple[dict, dict]:
         )
         for t in TEMPERATURES
     }  # fmt: skip
-    after_verify = P.target_pass(m, ctx)
     overhead = {
         t: _curve(
             P.overhead_curve(
-                lm.cfg.vocab_size, s.overhead_gammas, temperature=t, reps=s.overhead_reps, before=after_verify
+                lm.cfg.vocab_size, s.overhead_gammas, temperature=t, reps=s.overhead_reps, before=before
             ),
             f"sampler at T = {t:g}", s.overhead_reps, s.threads, None,
         )
@@ -397,17 +397,16 @@ def _iid_speedup(alpha: float, step_ms: float, v1: dict) -> float:
     return max(expected_output_count(alpha, g) / (g * step_ms + v1[g + 1]) * v1[1] for g in (1, 2, 3))
 
 
-def _choose_exit(lm, cal: Calibrated, ctx, verify1: CostCurve, s: Settings):
+def _choose_exit(lm, cal: Calibrated, ctx, verify1: CostCurve, s: Settings, before):
     """Each exit layer's step cost; the layer with the best predicted T = 1 speed-up on the
-    held-out calibration α. Returns ({k: ExitLayer}, chosen k)."""
-    after_verify = P.target_pass(lm.model, ctx)
+    held-out calibration α (each step timed after ``before``). Returns ({k: ExitLayer}, chosen k)."""
     step = {
         k: P.draft_cost_curve(
             ExitDraft(lm.model, k, *cal.maps[k], temperature=1.0),
             ctx,
             [1],
             reps=s.micro_reps,
-            before=after_verify,
+            before=before,
         )[1]["median"]
         for k in s.exit_layers
     }
@@ -440,9 +439,9 @@ def micro_benchmarks(lm, cal: Calibrated, s: Settings) -> Benched:
         raise ValueError(f"cal must be the Calibrated record of calibrate(), got {type(cal).__name__}")
     t0 = time.perf_counter()
     ctx = cal.context(s.context_prompt)
-    verify, overhead = _cost_curves(lm, ctx, s)
-    after_verify = P.target_pass(lm.model, ctx)  # each draft call timed as a round finds it
-    layers, k = _choose_exit(lm, cal, ctx, verify[1.0], s)
+    after_verify = P.target_pass(lm.model, ctx)  # each draft call and sampler round timed as a round finds it
+    verify, overhead = _cost_curves(lm, ctx, s, after_verify)
+    layers, k = _choose_exit(lm, cal, ctx, verify[1.0], s, after_verify)
     drafts = DraftKit(lm.model, cal.ngram_discount, k, cal.maps[k], cal.fmap, cal.shortlist)
     draft_cost = {}
     for name in DRAFT_NAMES:
