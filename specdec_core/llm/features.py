@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -39,6 +39,20 @@ from .adapters import CachedTarget, CallLog, probs_from_logits
 from .model import Llama, product
 
 INPUTS = ("h,e", "h,hprev,e")
+# The most random features fit_feature_map accepts: its float64 normal equations hold a square
+# matrix of (inputs + n_random)² numbers, 0.8 GB at 8192 (and 3 GB at 16384, beyond a 2 GB Binder).
+MAX_RANDOM = 8192
+
+
+def _check_progress(progress) -> Callable[[str], object] | None:
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress must be None or a callable taking one str (e.g. print), got {progress!r}")
+    return progress
+
+
+def _report(progress, message: str) -> None:
+    if progress is not None:
+        progress(message)
 
 
 class Features(NamedTuple):
@@ -54,11 +68,20 @@ class Features(NamedTuple):
     pos: np.ndarray
 
 
-def collect_features(model: Llama, sequences: Iterable[Sequence[int]]) -> Features:
+def collect_features(
+    model: Llama, sequences: Iterable[Sequence[int]], *, progress: Callable[[str], object] | None = None
+) -> Features:
     """Run the target once from scratch over each token sequence (fresh cache) and return the
-    aligned features, concatenated over the sequences (sequences shorter than 2 give no rows)."""
+    aligned features, concatenated over the sequences (sequences shorter than 2 give no rows).
+    ``progress`` (e.g. ``print``) is called with a short line after every quarter of the
+    sequences (no times: the lines are the same on every run)."""
+    progress = _check_progress(progress)
+    sequences = list(sequences)
+    marks = {max(1, round(len(sequences) * f / 4)) for f in range(1, 5)}
     hs, es, hn, hp, sq, ps = [], [], [], [], [], []
     for i, seq in enumerate(sequences):
+        if i + 1 in marks:
+            _report(progress, f"target states: sequence {i + 1} of {len(sequences)}")
         seq = [int(t) for t in seq]
         if len(seq) < 2:
             continue
@@ -157,6 +180,7 @@ def fit_feature_map(
     renorm: bool = False,
     norm_weight: np.ndarray | None = None,
     seed: int = 0,
+    progress: Callable[[str], object] | None = None,
 ) -> FeatureMap:
     """Ridge regression ĥ_{t+1} = W φ(x_t) + b in closed form (float64 normal equations).
 
@@ -165,7 +189,9 @@ def fit_feature_map(
     scale-free (1e-3 = each standardized column shrunk as if by 0.1 % of its own energy).
     ``inputs``: "h,e" or "h,hprev,e" (then ``h_prev`` is required). ``n_random`` > 0 appends
     that many ReLU random features (seeded by ``seed``). ``renorm`` needs ``norm_weight`` (the
-    model's ``w["output_norm"]``). Raises ValueError naming the bad argument.
+    model's ``w["output_norm"]``); ``n_random`` is at most :data:`MAX_RANDOM`. ``progress``
+    (e.g. ``print``) is called with one short line per stage (no times, so the lines are the same
+    on every run). Raises ValueError naming the bad argument.
 
     The defaults are the best of benchmarks/feature_study.py on SmolLM2-135M (results/features.json):
     inputs [h_t, h_{t−1}, e(x_{t+1})] plus 1024 ReLU random features, ridge 1e-2, no renorm, fitted
@@ -184,13 +210,23 @@ def fit_feature_map(
             raise ValueError("h_prev is required when inputs is 'h,hprev,e'")
         h_prev = _check_rows("h_prev", h_prev, N, D)
     ridge = float(check_nonnegative(ridge, "ridge"))
-    n_random = check_int(n_random, "n_random", 0)
+    n_random = check_int(n_random, "n_random", 0, what=f"an integer from 0 to {MAX_RANDOM} (random features)")
+    if n_random > MAX_RANDOM:
+        raise ValueError(
+            f"n_random must be at most {MAX_RANDOM} (its normal equations would not fit in memory), got {n_random}"
+        )
+    progress = _check_progress(progress)
     norm_weight = _check_norm_weight(norm_weight, D) if renorm else None
     _check_enough_rows(N, (3 if inputs == "h,hprev,e" else 2) * D + n_random, ridge)
     parts = [h, h_prev, e] if inputs == "h,hprev,e" else [h, e]
     X = np.concatenate([np.asarray(a, np.float32) for a in parts], axis=1)
+    _report(
+        progress, f"fit: {N} positions, inputs {inputs} ({X.shape[1]} numbers) + {n_random} random features"
+    )
     X, R, c, mu, sd = _with_random_features(X, n_random, seed)
+    _report(progress, f"fit: solving the normal equations ({X.shape[1]} × {X.shape[1]}, float64)")
     W, b = _ridge_fit(X.astype(np.float64), np.asarray(h_next, np.float64), ridge)
+    _report(progress, "fit: done")
     return FeatureMap(
         W=np.ascontiguousarray(W.T, dtype=np.float32),
         b=b.astype(np.float32),
@@ -302,8 +338,8 @@ def alpha_by_depth(
         counts.append(int(len(tr)))
         acc = {name: {float(T): 0.0 for T in temperatures} for name in shortlists}
         for s0 in range(0, len(tr), chunk):
-            zp = feats.h_next[tr[s0 : s0 + chunk]] @ head.T
-            zq = (nh[s0 : s0 + chunk] @ head.T) * np.float32(fmap.logit_scale)
+            zp = product(feats.h_next[tr[s0 : s0 + chunk]], head)  # head: an array or a laid-out Weight
+            zq = product(nh[s0 : s0 + chunk], head) * np.float32(fmap.logit_scale)
             for T in temperatures:
                 T = float(T)
                 p = probs_from_logits(zp, T)
