@@ -6,8 +6,15 @@ against the target's exact law ``toy.sequence_law`` (cells expected < 5 pooled);
 when the p-value < 0.001; power: against the peeking rule's exact law (TV 1/8 from the target),
 ``chi_square_power`` > 0.9999 at this N, and the peeking sampler itself is rejected by the same test.
 Seeds fixed: each outcome is deterministic.
+
+Exact test: ``ConfidenceStop``'s law of L-token texts, enumerated in fractions round by round as the
+sampler runs them, equals the target's; a broken variant (an unconfident token withheld instead of
+proposed: the decision reads x_i itself) is caught by the same comparison. Notebook 04's condition (5)
+is checked in its markdown.
 """
 
+import json
+import pathlib
 from collections import Counter
 from fractions import Fraction as F
 
@@ -144,3 +151,96 @@ def test_prefix_gamma_sees_the_verified_prefix_and_keeps_the_law():
         speculative_generate(
             T, D, (), gamma=PrefixGamma(lambda c: -1), max_new_tokens=3, rng=np.random.default_rng(0)
         )
+
+
+# ---------------------------------------------------------------- ConfidenceStop, exactly
+
+
+def stop_rule_round_law(keep, withhold=False):
+    """The exact law ({emitted tokens: Fraction}) of one round of ``speculative_generate`` whose
+    drafting stops after the first token x with ``keep(q_row, x)`` False (x stays a proposal: the
+    decision on position i + 1 reads only x_1 … x_i, condition (5) of notebook 04). ``withhold=True``
+    is the broken variant that decides on x_i itself: an unconfident x is drawn but not proposed."""
+
+    def round_law(target, draft, start, g):
+        law = {}
+
+        def add(seq, pr):
+            law[seq] = law.get(seq, F(0)) + pr
+
+        def rec(acc, prob, go_on):
+            p = list(target.exact(tuple(start) + acc))
+            if len(acc) == g or not go_on:  # nothing more proposed: bonus from p
+                for y, py in enumerate(p):
+                    if py:
+                        add(acc + (y,), prob * py)
+                return
+            q = list(draft.exact(tuple(start) + acc))
+            sure = [not withhold or keep(q, x) for x in range(len(q))]
+            if not all(sure):  # withheld: the round ends here with a bonus
+                rec(acc, prob * sum(qx for qx, s in zip(q, sure) if not s), False)
+            miss = sum(max(qx - px, 0) for px, qx, s in zip(p, q, sure) if s)  # rejected proposals
+            alpha = sum(min(px, qx) for px, qx in zip(p, q))
+            for y, (py, qy) in enumerate(zip(p, q)):
+                if py > qy:  # correction from the residual (p − q)⁺ / (1 − α)
+                    add(acc + (y,), prob * miss * (py - qy) / (1 - alpha))
+            for x, (px, qx) in enumerate(zip(p, q)):
+                if min(px, qx) and sure[x]:
+                    rec(acc + (x,), prob * min(px, qx), withhold or keep(q, x))
+
+        rec((), F(1), True)
+        return law
+
+    return round_law
+
+
+def test_stop_rule_law_without_a_stop_is_the_library_round_law():
+    from specdec_core.processors import round_output_law
+
+    never = stop_rule_round_law(lambda q, x: True)
+    for start, g in (((), 3), ((0,), 2), ((3,), 4)):
+        assert never(T, D, start, g) == round_output_law(T, D, start, g)
+
+
+@pytest.mark.parametrize("max_gamma", [1, 2, 5])
+@pytest.mark.parametrize("threshold", [F(1, 5), F(1, 3), F(1, 2), F(9, 10)])
+def test_confidence_stop_keeps_the_target_law_exactly(max_gamma, threshold):
+    """The stop decision is a function of q's probabilities of tokens already drafted, so the
+    exact law of L-token texts is p's, in fractions; the rounds do stop (their law differs from
+    the fixed-γ round's), and deciding on the token itself (withholding it) breaks the law."""
+    from specdec_core.processors import chain_round_laws, round_output_law
+
+    pol = ConfidenceStop(max_gamma=max_gamma, threshold=threshold)
+    law = sequence_law(T, (), L)
+    stopping = stop_rule_round_law(pol.keep_drafting)
+    assert chain_round_laws(stopping, T, D, (), L, pol.max_gamma) == law
+    if max_gamma > 1 and threshold > F(1, 5):  # some drafted token is below the threshold
+        assert any(
+            stopping(T, D, (s,), max_gamma) != round_output_law(T, D, (s,), max_gamma) for s in range(4)
+        )
+    if F(1, 5) < threshold < F(9, 10):  # at 9/10 every token is withheld: plain sampling, exact
+        broken = chain_round_laws(
+            stop_rule_round_law(pol.keep_drafting, withhold=True), T, D, (), L, max_gamma
+        )
+        assert sum(broken.values()) == 1 and tv(broken, law) > 0
+
+
+def test_notebook_04_states_condition_5_on_earlier_draft_tokens_only():
+    nb = next((pathlib.Path(__file__).resolve().parents[1] / "notebooks").glob("04-*.ipynb"))
+    md = [
+        "".join(c["source"])
+        for c in json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        if c["cell_type"] == "markdown"
+    ]
+    (cell,) = [s for s in md if r"\tag{5}" in s]
+    eq = cell[cell.index("$$") : cell.index(r"\tag{5}")]
+    assert r"x_1, \dots, x_{i-1}" in eq and r"q_1, \dots, q_{i-1}" in eq  # earlier draft tokens and rows
+    assert "draws in round" not in eq and "x_i," not in eq and "accepted" not in eq  # not x_i, no verdicts
+    for phrase in (
+        "the target's p in round t",
+        "were accepted in round t",
+        "x_i itself",
+        "`ConfidenceStop` satisfies (5)",
+    ):
+        assert phrase in cell, phrase
+    assert "stopping rule on q's sequence" in cell and "peeking rule" in cell
