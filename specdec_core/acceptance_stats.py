@@ -14,6 +14,13 @@ Both are counted from what reached the output: in the round that emits a stop to
 accepted proposals after it (and the correction or bonus) are discarded, so they count as
 proposed but neither as accepted nor as emitted (``RoundRecord.kept``, ``len(emitted)``).
 
+**Which rounds count** (:func:`full_rounds`): every round, each with the γ it drafted, so a run
+with a γ policy (``speculative_generate(gamma=policy)``: rounds of different γ, or drafting cut
+by the draft's confidence) is counted whole — accepted share = Σ accepted / Σ γ over the rounds,
+acceptance length = Σ K / rounds. Left out are only the rounds that ``max_new_tokens`` cut
+short (the sampler drafts at most remaining − 1 at the end): with a fixed γ those are the
+rounds below γ, as before. ``gamma=g`` selects the rounds that drafted exactly g instead.
+
 Also here: the K histogram, acceptance per position, the average α over the prefixes the
 rounds really checked, and, for exact models (``model.exact(prefix)``), the *exact* law of a
 round and the long-run statistics of a first-order (previous-token) model such as
@@ -51,11 +58,37 @@ def _check_result(result):
     return result
 
 
+def _planned(rec, largest):
+    """The γ a round was planned with (records made by hand carry none: the largest drafted)."""
+    return rec.gamma_chosen if rec.gamma_chosen is not None else largest
+
+
+def _cut_by_length(records, n_tokens):
+    """Which rounds ``max_new_tokens`` cut short. The sampler drafts min(planned, remaining − 1),
+    so a cut round drafted fewer than planned and exactly remaining − 1: its drafts and one more
+    token reach the end of the output (at or past it when a stop token ended the run early)."""
+    largest = max(r.gamma for r in records)
+    cut, before = [], 0
+    for r in records:
+        cut.append(r.gamma < _planned(r, largest) and before + r.gamma + 1 >= n_tokens)
+        before += len(r.emitted)
+    return cut
+
+
 def full_rounds(result: GenerationResult, gamma: int | None = None) -> list[RoundRecord]:
-    """The rounds that drafted the full γ proposals (``speculative_generate`` shortens the
-    last round to fit max_new_tokens). ``gamma=None`` takes the largest γ recorded."""
+    """The rounds the statistics count. ``gamma=None``: every round, each with its own γ (a γ
+    policy's rounds of different γ included), except those cut short by max_new_tokens
+    (``speculative_generate`` drafts only what still fits at the end; if it cut every round, the
+    rounds that drafted the most). With a fixed γ these are the rounds that drafted γ.
+    ``gamma=g``: the rounds that drafted exactly g proposals."""
     result = _check_result(result)
-    g = max(r.gamma for r in result.records) if gamma is None else check_gamma(gamma)
+    if gamma is None:
+        cut = _cut_by_length(result.records, len(result.tokens))
+        recs = [r for r, c in zip(result.records, cut) if not c]
+        if recs:
+            return recs
+        gamma = max(r.gamma for r in result.records)  # every round cut: those that drafted most
+    g = check_gamma(gamma)
     recs = [r for r in result.records if r.gamma == g]
     if not recs:
         raise ValueError(f"result has no round with gamma={g}")
@@ -67,8 +100,9 @@ def _sum(recs, attr):
 
 
 def accepted_share(result: GenerationResult, gamma: int | None = None) -> Fraction:
-    """The accepted share: accepted / proposed over the full rounds (exact Fraction of two
-    counts). Not α: it counts the proposals discarded unchecked after a rejection."""
+    """The accepted share: Σ accepted / Σ γ over the rounds of :func:`full_rounds`, each round
+    with the γ it drafted (exact Fraction of two counts). Not α: it counts the proposals
+    discarded unchecked after a rejection."""
     recs = full_rounds(result, gamma)
     proposed = _sum(recs, "gamma")
     if proposed == 0:
@@ -87,26 +121,28 @@ def per_check_acceptance(result: GenerationResult, gamma: int | None = None) -> 
 
 
 def acceptance_length(result: GenerationResult, gamma: int | None = None) -> Fraction:
-    """Mean K: tokens emitted per full round (exact Fraction)."""
+    """Mean K: tokens emitted per round, over the rounds of :func:`full_rounds` whatever γ each
+    drafted (exact Fraction)."""
     recs = full_rounds(result, gamma)
     return Fraction(sum(len(r.emitted) for r in recs), len(recs))
 
 
 def k_histogram(result: GenerationResult, gamma: int | None = None) -> np.ndarray:
-    """Counts of K = 1 … γ+1 over the full rounds (int array of length γ + 1)."""
+    """Counts of K = 1 … γ+1 over the rounds of :func:`full_rounds` (int array of length γ + 1,
+    γ the largest drafted: a round of γ_j proposals has K ≤ γ_j + 1)."""
     recs = full_rounds(result, gamma)
-    g = recs[0].gamma
+    g = max(r.gamma for r in recs)
     return np.bincount([len(r.emitted) - 1 for r in recs], minlength=g + 1).astype(np.int64)
 
 
 def acceptance_by_position(
     result: GenerationResult, gamma: int | None = None
 ) -> list[dict[str, int | Fraction | None]]:
-    """Per proposal position i = 1 … γ: how many rounds checked it, how many accepted it,
-    the conditional rate accepted/checked (None if never checked) and the share of all rounds
-    that accepted it. Under iid α the conditional rate is α at every position."""
+    """Per proposal position i = 1 … γ (γ the largest drafted): how many rounds checked it, how
+    many accepted it, the conditional rate accepted/checked (None if never checked) and the share
+    of all rounds that accepted it. Under iid α the conditional rate is α at every position."""
     recs = full_rounds(result, gamma)
-    g = recs[0].gamma
+    g = max(r.gamma for r in recs)
     out = []
     for i in range(g):
         checked = sum(1 for r in recs if len(r.draws) > i)
@@ -169,11 +205,12 @@ def measured_work(result: GenerationResult, gamma: int | None = None) -> dict[st
 
 @dataclass(frozen=True)
 class AcceptanceReport:
-    """Measured acceptance statistics of full rounds next to the iid prediction."""
+    """Measured acceptance statistics of the counted rounds (:func:`full_rounds`, each with its
+    own γ) next to the iid prediction at the same γ's."""
 
-    gamma: int
+    gamma: int  # the largest γ drafted (every round's, with a fixed γ)
     rounds: int
-    proposed: int
+    proposed: int  # Σ γ over the rounds
     checked: int
     accepted: int
     accepted_share: Fraction  # accepted / proposed
@@ -181,8 +218,9 @@ class AcceptanceReport:
     acceptance_length: Fraction  # mean K
     k_histogram: tuple
     average_alpha: object  # α averaged over checked prefixes
-    iid_length: object  # E[K] at average_alpha
-    iid_share: object  # iid accepted / proposed at average_alpha
+    iid_length: object  # mean over the rounds of E[K] at average_alpha and the round's γ
+    iid_share: object  # iid accepted / proposed at average_alpha, over the rounds' γ's
+    gamma_counts: tuple = ()  # rounds that drafted γ = 0, 1, …, gamma
 
     @property
     def gap(self) -> float:
@@ -193,25 +231,34 @@ class AcceptanceReport:
 def acceptance_report(
     result: GenerationResult, target: ModelFn, draft: ModelFn, gamma: int | None = None
 ) -> AcceptanceReport:
-    """Everything notebook 04's "reality" section prints, from one generation."""
+    """Everything notebook 04's "reality" section prints, from one generation: the counts over
+    the rounds of :func:`full_rounds`, each with the γ it drafted (a γ policy's rounds too), and
+    the iid E[K] (notebook 04's equation (3)) averaged over those γ's at the average α of the
+    checked prefixes."""
     recs = full_rounds(result, gamma)
-    g = recs[0].gamma
-    if g == 0:
+    proposed = _sum(recs, "gamma")
+    if proposed == 0:
         raise ValueError("gamma = 0 rounds propose nothing: no acceptance to report")
-    a = visited_alpha(result, target, draft, g)
+    counts = np.bincount([r.gamma for r in recs]).tolist()
+    a = visited_alpha(result, target, draft, gamma)
+    iid_length = sum(Fraction(c, len(recs)) * expected_output_count(a, g) for g, c in enumerate(counts) if c)
+    iid_share = sum(
+        Fraction(c * g, proposed) * iid_accepted_share(a, g) for g, c in enumerate(counts) if c and g
+    )
     return AcceptanceReport(
-        gamma=g,
+        gamma=len(counts) - 1,
         rounds=len(recs),
-        proposed=_sum(recs, "gamma"),
+        proposed=proposed,
         checked=sum(len(r.draws) for r in recs),
         accepted=_sum(recs, "accepted"),
-        accepted_share=accepted_share(result, g),
-        per_check_acceptance=per_check_acceptance(result, g),
-        acceptance_length=acceptance_length(result, g),
-        k_histogram=tuple(int(v) for v in k_histogram(result, g)),
+        accepted_share=accepted_share(result, gamma),
+        per_check_acceptance=per_check_acceptance(result, gamma),
+        acceptance_length=acceptance_length(result, gamma),
+        k_histogram=tuple(int(v) for v in k_histogram(result, gamma)),
         average_alpha=a,
-        iid_length=expected_output_count(a, g),
-        iid_share=iid_accepted_share(a, g),
+        iid_length=iid_length,
+        iid_share=iid_share,
+        gamma_counts=tuple(counts),
     )
 
 

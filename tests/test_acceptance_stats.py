@@ -19,13 +19,15 @@ from specdec_core.acceptance_stats import (
     per_check_acceptance,
     visited_alpha,
 )
-from specdec_core.counts import expected_output_count, output_count_distribution
+from specdec_core.counts import expected_output_count, iid_accepted_share, output_count_distribution
+from specdec_core.policies import ConfidenceStop, GrowShrink
 from specdec_core.sampling import GenerationResult, RoundRecord, speculative_generate
 from specdec_core.toy import ToyModel, toy_draft, toy_target
 
 
-def rec(prefix, proposals, stop, last):
-    """A hand-made round: ``stop`` = index of the first rejection (None: all accepted)."""
+def rec(prefix, proposals, stop, last, planned=None):
+    """A hand-made round: ``stop`` = index of the first rejection (None: all accepted);
+    ``planned``: the γ its policy chose (``gamma_chosen``)."""
     checked = len(proposals) if stop is None else stop + 1
     emitted = tuple(proposals) + (last,) if stop is None else tuple(proposals[:stop]) + (last,)
     return RoundRecord(
@@ -38,6 +40,7 @@ def rec(prefix, proposals, stop, last):
         stop=stop,
         emitted=emitted,
         kind="bonus" if stop is None else "correction",
+        gamma_chosen=planned,
     )
 
 
@@ -163,3 +166,88 @@ def test_bad_inputs():
     for call, msg in cases:
         with pytest.raises(ValueError, match=msg):
             call()
+
+
+# ---------------------------------------------------------------- rounds of different γ (γ policies)
+
+
+def test_policy_rounds_count_each_with_its_own_gamma():
+    """Planned γ 2, 4, 3, 3 (a confidence stop after one proposal in the third round), and a last
+    round cut by max_new_tokens = 12 (planned 4, drafted 1 = remaining − 1): left out."""
+    records = [
+        rec((), (0, 0), None, 1, planned=2),  # K = 3, 2 accepted of 2
+        rec((0,), (1, 1, 1, 1), 1, 2, planned=4),  # K = 2, 1 accepted of 4, 2 checked
+        rec((0, 2), (0,), 0, 3, planned=3),  # K = 1, 0 of 1 (drafting stopped early)
+        rec((0, 2, 3), (2, 2, 2), None, 0, planned=3),  # K = 4, 3 of 3
+        rec((0, 2, 3, 0), (0,), None, 1, planned=4),  # cut: 10 tokens before, 1 + 1 reach 12
+    ]
+    res = GenerationResult(tokens=sum((r.emitted for r in records), ()), records=records)
+    assert len(res.tokens) == 12 and full_rounds(res) == records[:4]
+    assert accepted_share(res) == F(2 + 1 + 0 + 3, 2 + 4 + 1 + 3)
+    assert per_check_acceptance(res) == F(6, 2 + 2 + 1 + 3)
+    assert acceptance_length(res) == F(3 + 2 + 1 + 4, 4)
+    assert list(k_histogram(res)) == [1, 1, 1, 1, 0]  # K = 1 … 5 (γ up to 4)
+    pos = acceptance_by_position(res)
+    assert [(p["checked"], p["accepted"]) for p in pos] == [(4, 3), (3, 2), (1, 1), (0, 0)]
+    assert pos[3]["rate"] is None and pos[1]["share_of_rounds"] == F(2, 4)
+    w = measured_work(res)
+    assert (w["rounds"], w["tokens"], w["proposed"], w["target_positions"]) == (4, 10, 10, 14)
+    assert acceptance_length(res, gamma=4) == 2  # gamma=g still selects the rounds that drafted g
+
+
+def _hand_count(res, n):
+    """The rounds not cut by max_new_tokens = n, found from the sampler's rule γ = min(planned,
+    remaining − 1): a cut round drafted remaining − 1 < planned."""
+    kept, before = [], 0
+    for r in res.records:
+        cap = n - before - 1
+        if not (cap < r.gamma_chosen and r.gamma == cap):
+            kept.append(r)
+        before += len(r.emitted)
+    return kept
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [GrowShrink(start=2, grow=2, shrink=1, low=1, high=6), ConfidenceStop(max_gamma=5, threshold=F(1, 3))],
+    ids=repr,
+)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_generated_policy_runs_use_every_round(policy, seed):
+    T, D = toy_target(), toy_draft()
+    n = 300
+    res = speculative_generate(T, D, (), gamma=policy, max_new_tokens=n, rng=np.random.default_rng(seed))
+    recs = _hand_count(res, n)
+    assert len(res.records) - len(recs) <= 2 and recs == res.records[: len(recs)]  # only the end is cut
+    gammas = [r.gamma for r in recs]
+    assert len(set(gammas)) >= 3  # the rounds really differ
+    proposed, kept = sum(gammas), sum(r.accepted for r in recs)
+    assert full_rounds(res) == recs
+    assert accepted_share(res) == F(kept, proposed)
+    assert acceptance_length(res) == F(sum(len(r.emitted) for r in recs), len(recs))
+    assert per_check_acceptance(res) == F(kept, sum(len(r.draws) for r in recs))
+    hist = k_histogram(res)
+    assert len(hist) == max(gammas) + 1 and hist.sum() == len(recs)
+    rep = acceptance_report(res, T, D)
+    assert (rep.rounds, rep.proposed, rep.gamma) == (len(recs), proposed, max(gammas))
+    assert rep.gamma_counts == tuple(gammas.count(g) for g in range(max(gammas) + 1))
+    assert rep.accepted_share == F(kept, proposed) and rep.acceptance_length == acceptance_length(res)
+    a = rep.average_alpha
+    assert rep.iid_length == sum(expected_output_count(a, g) for g in gammas) / len(recs)
+    assert rep.iid_share == sum(g * iid_accepted_share(a, g) for g in gammas if g) / proposed
+
+
+@pytest.mark.parametrize(
+    "gamma,n,stop", [(3, 100, None), (4, 50, {1}), (2, 7, None), (5, 40, {3}), (1, 9, {2})]
+)
+def test_fixed_gamma_counts_the_rounds_that_drafted_gamma(gamma, n, stop):
+    """With a fixed γ the counted rounds are those that drafted γ, as before policies existed."""
+    T, D = toy_target(), toy_draft()
+    for seed in range(20):
+        res = speculative_generate(
+            T, D, (), gamma=gamma, max_new_tokens=n, rng=np.random.default_rng(seed), stop=stop
+        )
+        assert full_rounds(res) == [r for r in res.records if r.gamma == gamma]
+        rep = acceptance_report(res, T, D)
+        assert rep.iid_length == expected_output_count(rep.average_alpha, gamma)
+        assert rep.iid_share == iid_accepted_share(rep.average_alpha, gamma)
