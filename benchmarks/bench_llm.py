@@ -9,8 +9,10 @@ benchmarks/results/llm-quick.json), labelled with machine, BLAS threads, load av
 A short command line over the stages in ``llm_stages.py``, each returning a record (all timed
 parts with single-threaded BLAS by default, via threadpoolctl: steadier on a shared 2-core
 machine):
-1. memory: peak resident memory (VmHWM) of a fresh process loading the model, first load
-   (cache built) and second load (memory-mapped cache);
+1. memory: peak resident memory (VmHWM) of a fresh process loading the model as notebook 09
+   does (weight layout chosen by timing), first load (cache built) and second load (cache reused);
+   then the run's own load, with the weight layout chosen by timing the candidates on this
+   machine (:func:`specdec_core.llm.layout.choose_layout`), stored with the results;
 2. calibration on prompts that are never evaluated, then micro-benchmarks of the target call
    (T positions), each draft call (γ proposals) and the sampler per round;
 3. teacher forcing along target trajectories generated apart from the timed runs, then
@@ -50,7 +52,9 @@ sys.path.insert(0, {root!r})
 from specdec_core.llm import load_model, CachedTarget
 from specdec_core import autoregressive_generate
 t = time.perf_counter()
-lm = load_model(cache={cache!r})
+from threadpoolctl import threadpool_limits
+with threadpool_limits(1):
+    lm = load_model(cache={cache!r}, layout="auto")  # as notebook 09 loads it
 s = time.perf_counter() - t
 g = CachedTarget(lm.model, 0.0)
 out = autoregressive_generate(g, tuple(lm.codec.encode("The capital of France is")), max_new_tokens=4,
@@ -99,8 +103,10 @@ def run(s: S.Settings, out_path: str, lm=None) -> None:
     memory = {} if s.quick else memory_probe()
     with threadpool_limits(s.threads):
         t = time.perf_counter()
-        lm = load_model() if lm is None else lm
+        lm = load_model(layout="auto") if lm is None else lm  # the weight layout timed here, at load
         load = {"seconds": time.perf_counter() - t, "from_cache": lm.info.from_cache}
+        if lm.layout is not None:
+            S.log("weight layout (ms on a sample of the model's matrices):\n" + "\n".join(lm.layout.table()))
         S.trajectory(lm, S.workload_prompt(lm.codec, "copy"), 4, 0.0, 0)  # page in the mapped weights
         cal = S.calibrate(lm, s)
         bench = S.micro_benchmarks(lm, cal, s)
@@ -110,7 +116,9 @@ def run(s: S.Settings, out_path: str, lm=None) -> None:
         swept = S.timed_sweep(lm, bench.drafts, s, pred.predictions)
         law = S.law_test(lm, cal.maps, s)
     machine = machine.finished((time.perf_counter() - t0) / 60)
-    cap = S.assemble(machine, s, bench, pred, swept, law, memory=memory, load=load, vm_hwm=vm_hwm_mib())
+    cap = S.assemble(
+        machine, s, bench, pred, swept, law, memory=memory, load=load, vm_hwm=vm_hwm_mib(), layout=lm.layout
+    )
     write_capstone(cap, out_path)
     if os.path.exists(out_path + ".partial"):
         os.remove(out_path + ".partial")  # the run finished: the record holds it all
@@ -123,7 +131,7 @@ def law_only(s: S.Settings, path: str) -> None:
     full run (same seeds, same prompts), then :func:`llm_stages.law_test`."""
     cap = read_capstone(path)
     with threadpool_limits(s.threads):
-        lm = load_model()
+        lm = load_model(layout=cap.layout)  # the layout the stored run chose (None: as loaded)
         seqs = S.calibration_sequences(lm, s.calibration_prompts, s.calibration_tokens)
         maps, *_ = S.exit_study(lm, seqs, s)
         law = S.law_test(lm, maps, s)

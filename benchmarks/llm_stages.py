@@ -57,6 +57,7 @@ from specdec_core.measured.capstone import (
     Prediction,
     Sweep,
 )
+from specdec_core.measured.layout import LayoutChoice
 from specdec_core.measured.records import from_json
 from specdec_core.repeats import paired_ratio
 
@@ -754,6 +755,7 @@ def assemble(
     memory: dict[str, MemoryProbe] | None = None,
     load: dict | None = None,
     vm_hwm: float | None = None,
+    layout: LayoutChoice | None = None,
 ) -> Capstone:
     """The stages' records as the one :class:`Capstone` that ``write_capstone`` stores."""
     return Capstone(
@@ -773,4 +775,5 @@ def assemble(
         runs=dict(swept.runs) if swept else {},
         law=law,
         process_vm_hwm_mib=vm_hwm,
+        layout=layout,
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .layout import Weight
 from .loader import LlamaConfig
 
 F32 = np.float32
@@ -82,6 +83,8 @@ def product(x, w):
     rounding, not bit for bit (``tests/test_llm_product.py``; notebook 09 §4 measures what that
     does to greedy output).
     """
+    if isinstance(w, Weight):  # laid out and planned by timing on this machine (layout.py)
+        return w.product(x)
     T = x.shape[0]
     out_dim, in_dim = w.shape
     if T == 1:
@@ -176,7 +179,7 @@ class Llama:
         self.check_dtype = check_dtype
         self.scale = F32(1.0 / np.sqrt(cfg.head_dim))  # float32: a float64 scalar would promote
         for name, arr in weights.items():
-            if arr.dtype.kind == "f" and arr.dtype != F32:
+            if arr.dtype.kind == "f" and arr.dtype != F32:  # a Weight has a dtype too
                 raise ValueError(f"weight {name} is {arr.dtype}, expected float32")
 
     def new_cache(self, capacity: int = 256) -> KVCache:
@@ -186,7 +189,8 @@ class Llama:
         ids = np.asarray(tokens, dtype=np.int64)
         if ids.size and (ids.min() < 0 or ids.max() >= self.cfg.vocab_size):
             raise ValueError(f"token ids must be in [0, {self.cfg.vocab_size})")
-        return self.w["embed" if "embed" in self.w else "head"][ids]
+        W = self.w["embed" if "embed" in self.w else "head"]
+        return W.rows(ids) if isinstance(W, Weight) else W[ids]
 
     def forward(
         self, tokens, cache: KVCache, rope_fn=rope, collect: dict | None = None, final_norm: bool = True
@@ -279,7 +283,8 @@ class Llama:
         ids = np.asarray(rows, dtype=np.int64)
         if ids.ndim != 1 or ids.size == 0 or ids.min() < 0 or ids.max() >= self.cfg.vocab_size:
             raise ValueError(f"rows must be a non-empty 1-D array of token ids in [0, {self.cfg.vocab_size})")
-        return np.ascontiguousarray(self.w["head"][ids])
+        W = self.w["head"]
+        return W.rows(ids) if isinstance(W, Weight) else np.ascontiguousarray(W[ids])
 
     def logits_for(self, tokens):
         """Logits at every position of ``tokens``, from scratch (no cache reuse): a reference."""

@@ -12,20 +12,20 @@ are nearly free. For a dense model at batch 1 and short context the bytes are th
   weights and then multiplies it (what a numpy loop over blocks on one thread does).
 
 Both are made from a bandwidth and a compute rate measured *before* and apart from the pass
-they predict (:func:`read_floor_s`, :func:`compute_rate`), so they are tested on data they did
+they predict (:func:`layout.read_floor_ms`, :func:`compute_rate`), so they are tested on data they did
 not see. :func:`time_products` times the weight products of a whole model for several T in two
 layouts, interleaved, for notebook 09's live cell and ``benchmarks/bench_passcost.py``.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
 
 from ..distributions import check_int, check_int_sequence, check_positive
 from ..measured.studies import PassCost
+from .layout import as_rows
 from .model import product
 
 
@@ -84,34 +84,6 @@ def matrices(weights) -> list:
     return sorted(mats, key=lambda w: -w.size)
 
 
-def read_floor_s(mats, reps: int = 5, threads: int = 1) -> float:
-    """Median seconds to read every matrix once (``np.dot(v, v)`` over each flattened matrix:
-    one pass over its bytes, almost no arithmetic): the weight-read floor. With ``threads`` > 1
-    each matrix is split into that many contiguous parts read by as many Python threads at once
-    (numpy releases the GIL inside the dot product), so the floor is that of several cores."""
-    reps, threads = check_int(reps, "reps", 1), check_int(threads, "threads", 1, 64)
-    flat = [w.reshape(-1) for w in mats]
-    parts = [[v[i * v.size // threads : (i + 1) * v.size // threads] for v in flat] for i in range(threads)]
-
-    def read(vs):
-        for v in vs:
-            np.dot(v, v)
-
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        if threads == 1:
-            read(flat)
-        else:
-            ths = [threading.Thread(target=read, args=(p,)) for p in parts]
-            for th in ths:
-                th.start()
-            for th in ths:
-                th.join()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
-
-
 def compute_rate(Ts, dim: int = 576, out: int = 256, inner: int = 200, reps: int = 5) -> dict:
     """{T: FLOP/s} of :func:`product` on a small cache-resident weight (out × dim float32,
     about 0.6 MB): arithmetic without memory traffic, measured apart from the model's pass."""
@@ -134,7 +106,7 @@ def compute_rate(Ts, dim: int = 576, out: int = 256, inner: int = 200, reps: int
 def stored_layout(mats) -> list:
     """Transposed copies (in, out) of the matrices: the layout the forward pass used before
     (``x @ w`` with w stored (in, out)); for timing the two layouts side by side."""
-    return [np.ascontiguousarray(w.T) for w in mats]
+    return [np.ascontiguousarray(as_rows(w).T) for w in mats]
 
 
 def time_products(mats, Ts, *, old=None, reps: int = 5, seed: int = 0) -> dict:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from .layout import LayoutChoice, apply_layout, choose_layout
 from .loader import LlamaConfig, LoadInfo, load_gguf
 from .model import Llama
 from .tokenizer import TextCodec
@@ -31,6 +32,9 @@ class LoadedModel:
     model: Llama
     codec: TextCodec
     info: LoadInfo
+    #: how the weights are laid out (None: as loaded, (out, in) rows with the fixed rules of
+    #: :func:`model.product`)
+    layout: LayoutChoice | None = None
 
 
 def load_model(
@@ -38,9 +42,19 @@ def load_model(
     *,
     cache: bool | str = True,
     progress: Callable[[int, int, str], object] | None = None,
+    layout: str | LayoutChoice | None = None,
 ) -> LoadedModel:
+    """Load the model. ``layout="auto"``: time the candidate weight layouts on this machine
+    (:func:`layout.choose_layout`, a few seconds, one BLAS thread recommended) and use the
+    fastest; a :class:`~layout.LayoutChoice`: use that one; None: the weights as loaded."""
+    if layout is not None and layout != "auto" and not isinstance(layout, LayoutChoice):
+        raise ValueError(f"layout must be None, 'auto' or a LayoutChoice, got {layout!r}")
     cfg, packed, tok, info = load_gguf(path, cache=cache, progress=progress)
-    return LoadedModel(cfg, Llama(cfg, packed), TextCodec(tok), info)
+    choice = None
+    if layout is not None:
+        choice = choose_layout(packed) if layout == "auto" else layout
+        apply_layout(packed, choice)
+    return LoadedModel(cfg, Llama(cfg, packed), TextCodec(tok), info, choice)
 
 
 # ---------------------------------------------------------------- timed runs

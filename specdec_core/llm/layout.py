@@ -1,0 +1,322 @@
+"""How the weights are laid out in memory and multiplied, chosen by timing them on this machine.
+
+Scoring T positions reads every weight once: while T is small the pass is memory-bound, so T
+rows should cost about what one row costs (notebook 06). Whether they do depends on how the
+product is called, and the fastest call differs between CPUs: on one 2-core Xeon, row blocks of
+16 outputs did best; on a 2-core EPYC they cost 2× the read floor at T = 1, while column blocks
+of 64 outputs stayed near the floor up to T = 4. So nothing here is tuned by hand. At load,
+:func:`choose_layout` times every candidate on a sample of the model's own matrices, each timed
+product following a read of the rest of the weights (the cache state the pass finds it in), and
+keeps the fastest.
+
+A **storage** is how a matrix (out, in) sits in memory — one copy, whatever is chosen:
+
+* ``"rows"``: (out, in) as loaded;
+* ``"cols{b}"``: cut into contiguous column blocks, (out/b, in, b): block j holds outputs
+  j·b … j·b+b−1 with each input's b weights side by side.
+
+A **method** multiplies T input rows by a stored matrix:
+
+* rows: ``"gemv"`` (T = 1: one matrix–vector product), ``"rows{h}"`` (blocks of h outputs, one
+  ``np.matmul`` over the blocks, each read once while in cache), ``"blas"`` (one ``x @ w.T``);
+* cols: ``"blocks"`` (one ``np.matmul`` of the T rows with every block), ``"pad2"`` (T = 1
+  padded to two rows, when the one-row call is slow).
+
+A :class:`Weight` holds one stored matrix and its plan {T: method}; :func:`specdec_core.llm.model.product`
+dispatches on it. All methods give ``x @ w.T`` up to float32 rounding (``tests/test_llm_layout.py``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from ..distributions import check_int, check_int_sequence
+from ..measured.layout import LayoutChoice
+
+#: The input sizes the choice is timed at (decode and short verification).
+CHOICE_TS = (1, 2, 4, 8)
+#: Column-block widths tried (a width is used only where it divides every matrix's outputs).
+COL_WIDTHS = (16, 32, 64)
+#: Row-block heights tried (reshape views of the loaded (out, in) matrix: no copy).
+ROW_HEIGHTS = (8, 16, 32)
+#: Beyond this many rows (a prompt's prefill) a stored matrix uses its bulk method.
+SMALL_MAX_ROWS = 32
+
+
+def storages(shapes) -> list[str]:
+    """The storages tried for matrices of these (out, in) shapes: rows, and every column width
+    no wider than the narrowest matrix (a last partial block is padded with zeros)."""
+    outs = [int(s[0]) for s in shapes]
+    return ["rows"] + [f"cols{b}" for b in COL_WIDTHS if b <= min(outs)]
+
+
+def methods(storage: str, T: int) -> list[str]:
+    """The methods a ``storage`` offers for T rows."""
+    if storage == "rows":
+        return (["gemv"] if T == 1 else []) + [f"rows{h}" for h in ROW_HEIGHTS] + ["blas"]
+    if storage.startswith("cols"):
+        return ["blocks", "pad2"] if T == 1 else ["blocks"]
+    raise ValueError(f"storage must be 'rows' or 'cols<b>', got {storage!r}")
+
+
+def _width(storage: str) -> int:
+    return int(storage[4:])
+
+
+def store(w: np.ndarray, storage: str) -> np.ndarray:
+    """The (out, in) matrix ``w`` in ``storage`` (a new contiguous array; ``"rows"``: w itself).
+    Column blocks: (ceil(out/b), in, b), the last block padded with zero outputs."""
+    if storage == "rows":
+        return w
+    methods(storage, 1)
+    out, inn = w.shape
+    b = _width(storage)
+    nb = -(-out // b)
+    data = np.zeros((nb, inn, b), dtype=w.dtype)
+    full = out // b
+    data[:full] = w[: full * b].reshape(full, b, inn).transpose(0, 2, 1)
+    if full < nb:
+        data[full, :, : out - full * b] = w[full * b :].T
+    return data
+
+
+def multiply(
+    x: np.ndarray, data: np.ndarray, storage: str, method: str, out: int | None = None
+) -> np.ndarray:
+    """``x @ w.T`` (T, out), contiguous, for ``data`` = :func:`store` (w, storage); ``out``: the
+    matrix's outputs when column blocks were padded (default: all of them)."""
+    T = x.shape[0]
+    if storage == "rows":
+        out, inn = data.shape
+        if method == "gemv":
+            if T != 1:
+                raise ValueError(f"method gemv takes one row, got {T}")
+            return (data @ x[0])[None, :]
+        if method == "blas":
+            return x @ data.T
+        h = int(method[4:])
+        if out % h:  # a height that does not divide the outputs: the bulk call
+            return x @ data.T
+        r = np.matmul(data.reshape(out // h, h, inn), x.T)  # (blocks, h, T)
+        # back to contiguous (T, out) rows: a strided view makes every later row step ≈ 10× slower
+        return np.ascontiguousarray(r.transpose(2, 0, 1).reshape(T, out))
+    nb, _, b = data.shape
+    if method == "pad2" and T == 1:
+        r = np.matmul(np.concatenate([x, x]), data)[:, :1]  # (blocks, 1, b)
+    else:
+        r = np.matmul(x, data)  # (blocks, T, b)
+    y = r.transpose(1, 0, 2).reshape(T, nb * b)
+    return np.ascontiguousarray(y if out is None or out == nb * b else y[:, :out])
+
+
+class Weight:
+    """One weight matrix (logical shape (out, in)) in its chosen storage, with the method
+    to use for each number of rows (``plan`` {T: method}; a T not in the plan uses the
+    largest planned T below it, and more than :data:`SMALL_MAX_ROWS` rows the bulk method)."""
+
+    __slots__ = ("data", "storage", "plan", "shape", "dtype")
+
+    def __init__(self, data: np.ndarray, storage: str, plan: dict[int, str], out: int | None = None):
+        self.data, self.storage, self.plan = data, storage, dict(sorted(plan.items()))
+        if storage == "rows":
+            self.shape = tuple(data.shape)
+        else:  # column blocks: the logical outputs (a padded last block holds fewer)
+            self.shape = (int(out) if out is not None else data.shape[0] * data.shape[2], data.shape[1])
+        self.dtype = data.dtype
+
+    ndim = 2  # a matrix, like the ndarray it stands for
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.data.nbytes)
+
+    @property
+    def size(self) -> int:
+        return int(self.shape[0] * self.shape[1])
+
+    def method(self, T: int) -> str:
+        if T > SMALL_MAX_ROWS:
+            return "blas" if self.storage == "rows" else "blocks"
+        below = [t for t in self.plan if t <= T]
+        m = self.plan[max(below)] if below else self.plan[min(self.plan)]
+        return "rows16" if (m == "gemv" and T > 1) else ("blocks" if m == "pad2" and T > 1 else m)
+
+    def product(self, x: np.ndarray) -> np.ndarray:
+        return multiply(x, self.data, self.storage, self.method(x.shape[0]), self.shape[0])
+
+    def rows(self, ids) -> np.ndarray:
+        """Rows ``ids`` of the logical (out, in) matrix, (len(ids), in), contiguous (embedding
+        lookups and restricted heads)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.ndim != 1 or (ids.size and (ids.min() < 0 or ids.max() >= self.shape[0])):
+            raise ValueError(f"ids must be a 1-D array of rows in [0, {self.shape[0]})")
+        if self.storage == "rows":
+            return np.ascontiguousarray(self.data[ids])
+        b = self.data.shape[2]
+        return np.ascontiguousarray(self.data[ids // b, :, ids % b])
+
+    def dense(self) -> np.ndarray:
+        """The logical (out, in) matrix (a copy unless stored as rows)."""
+        return self.rows(np.arange(self.shape[0])) if self.storage != "rows" else self.data
+
+
+def as_rows(w) -> np.ndarray:
+    """The (out, in) ndarray behind ``w`` (a :class:`Weight` or an ndarray)."""
+    return w.dense() if isinstance(w, Weight) else w
+
+
+# ---------------------------------------------------------------- the timed choice
+
+
+#: Streaming reductions tried for the read floor: which streams fastest differs between CPUs.
+REDUCTIONS = {"dot": lambda v: np.dot(v, v), "sum": np.sum, "max": np.max, "min": np.min}
+
+
+def read_floor_ms(arrays, reps: int = 5, threads: int = 1, before=None) -> tuple[float, dict[str, float]]:
+    """(fastest, {reduction: median ms}) to stream every array once with each of
+    :data:`REDUCTIONS`, interleaved (a slow spell falls on all of them). The fastest median is
+    the weight-read floor. With ``threads`` > 1 each array is split into that many contiguous
+    parts read by as many Python threads at once (numpy releases the GIL inside a reduction):
+    the floor of several cores. ``before``: called untimed before each timing (a cache flush)."""
+    reps, threads = check_int(reps, "reps", 1), check_int(threads, "threads", 1, 64)
+    flat = [a.reshape(-1) for a in arrays]
+    parts = [[v[i * v.size // threads : (i + 1) * v.size // threads] for v in flat] for i in range(threads)]
+    times: dict[str, list] = {k: [] for k in REDUCTIONS}
+    for _ in range(reps):
+        for k, f in REDUCTIONS.items():
+            if before is not None:
+                before()
+
+            def read(vs, f=f):
+                for v in vs:
+                    f(v)
+
+            t = time.perf_counter()
+            if threads == 1:
+                read(flat)
+            else:
+                ths = [threading.Thread(target=read, args=(p,)) for p in parts]
+                for th in ths:
+                    th.start()
+                for th in ths:
+                    th.join()
+            times[k].append((time.perf_counter() - t) * 1e3)
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    return min(med.values()), med
+
+
+def sample_matrices(weights: dict, layers=(0, None, -1), head_rows: int = 8192) -> dict[str, np.ndarray]:
+    """{name: (out, in) matrix} timed by :func:`choose_layout`: every matrix of the first,
+    middle and last layer, and the first ``head_rows`` rows of the head (the head is the
+    largest matrix; a slice has its shape's inner dimension)."""
+    names = sorted({k.split(".")[0] for k in weights if "." in k and k.split(".")[0].isdigit()}, key=int)
+    if not names:
+        raise ValueError("weights holds no layer matrices")
+    n = len(names)
+    pick = sorted({int(names[0]), int(names[n // 2]), int(names[-1])})
+    out = {
+        k: as_rows(w)
+        for k, w in weights.items()
+        if "." in k
+        and k.split(".")[0].isdigit()
+        and int(k.split(".")[0]) in pick
+        and getattr(w, "ndim", 2) == 2
+    }
+    out = {k: v for k, v in out.items() if getattr(v, "ndim", 0) == 2}
+    if "head" in weights:
+        h = as_rows(weights["head"])
+        out["head"] = h[: min(int(head_rows), h.shape[0])]
+    return out
+
+
+def choose_layout(
+    weights: dict, Ts=CHOICE_TS, reps: int = 5, seed: int = 0, flush=None, sample: dict | None = None
+) -> LayoutChoice:
+    """Time every (storage, method) on a sample of ``weights`` (:func:`sample_matrices`) for
+    each T, choose the storage whose fastest methods sum to the least over ``Ts``, and, per T,
+    its fastest method. ``flush``: called (untimed) before every timed call, to leave the caches
+    as a whole pass leaves them; default: stream the model's other matrices once
+    (:func:`read_floor_ms`'s cheapest reduction). Interleaved: every repeat times every cell once."""
+    Ts = list(check_int_sequence(Ts, "Ts", low=1))
+    if 1 not in Ts:
+        raise ValueError("Ts must include 1 (the decode step every ratio is taken against)")
+    reps = check_int(reps, "reps", 1)
+    mats = sample if sample is not None else sample_matrices(weights)
+    shapes = [m.shape for m in mats.values()]
+    stored = {s: [store(np.ascontiguousarray(m), s) for m in mats.values()] for s in storages(shapes)}
+    outs = [m.shape[0] for m in mats.values()]
+    if flush is None:
+        sampled = {id(m) for m in mats.values()}
+        rest = [
+            as_rows(w).reshape(-1)
+            for w in weights.values()
+            if getattr(w, "ndim", 0) == 2 and id(w) not in sampled
+        ]
+
+        def flush():
+            for v in rest:
+                v.max()
+
+    rng = np.random.default_rng(seed)
+    xs = {T: [rng.standard_normal((T, m.shape[1]), dtype=np.float32) for m in mats.values()] for T in Ts}
+    cells = [(s, m, T) for s in stored for T in Ts for m in methods(s, T)]
+    times: dict[tuple, list] = {c: [] for c in cells}
+    floor_t = {k: [] for k in REDUCTIONS}
+    for _ in range(reps):
+        for k, ms in read_floor_ms(stored["rows"], reps=1, before=flush)[1].items():
+            floor_t[k].append(ms)
+        for s, m, T in cells:
+            flush()
+            t = time.perf_counter()
+            for x, data, o in zip(xs[T], stored[s], outs):
+                multiply(x, data, s, m, o)
+            times[(s, m, T)].append((time.perf_counter() - t) * 1e3)
+    timings: dict[str, dict[int, float]] = {}
+    for (s, m, T), v in times.items():
+        timings.setdefault(f"{s}/{m}", {})[T] = float(np.median(v))
+    floors = {k: float(np.median(v)) for k, v in floor_t.items()}
+    return pick(
+        timings,
+        floor_ms=min(floors.values()),
+        floor_by_reduction=floors,
+        sample_bytes=sum(m.nbytes for m in mats.values()),
+        reps=reps,
+        sample=tuple(mats),
+    )
+
+
+def pick(timings: dict[str, dict[int, float]], **info) -> LayoutChoice:
+    """The choice from a table of timings {"storage/method": {T: ms}} (see :func:`choose_layout`)."""
+    if not timings:
+        raise ValueError("timings is empty")
+    by_storage: dict[str, dict[int, tuple[float, str]]] = {}
+    for key, v in timings.items():
+        s, m = key.split("/")
+        for T, ms in v.items():
+            cur = by_storage.setdefault(s, {}).get(T)
+            if cur is None or ms < cur[0]:
+                by_storage[s][T] = (ms, m)
+    Ts = set.intersection(*(set(d) for d in by_storage.values()))
+    best = min(by_storage, key=lambda s: (sum(by_storage[s][T][0] for T in Ts), s != "rows"))
+    plan = {T: by_storage[best][T][1] for T in sorted(by_storage[best])}
+    return LayoutChoice(storage=best, plan=plan, timings=timings, **info)
+
+
+def apply_layout(weights: dict, choice: LayoutChoice) -> dict:
+    """Put every 2-D matrix of ``weights`` into the chosen storage and plan as a :class:`Weight`,
+    **in place**, one matrix at a time: each loaded (memory-mapped) matrix is released as soon as
+    its copy is made, so the weights are never held twice. Returns ``weights``."""
+    if not isinstance(choice, LayoutChoice):
+        raise ValueError(f"choice must be a LayoutChoice (choose_layout), got {type(choice).__name__}")
+    for k in list(weights):
+        w = weights[k]
+        if not isinstance(w, Weight) and getattr(w, "ndim", 0) != 2:
+            continue
+        rows = as_rows(w)
+        data = rows if choice.storage == "rows" else store(np.ascontiguousarray(rows), choice.storage)
+        weights[k] = Weight(data, choice.storage, choice.plan, out=rows.shape[0])
+        del rows, w, data
+    return weights

@@ -1,0 +1,102 @@
+"""The weight layout a run chose by timing the candidates on its machine (see
+:mod:`specdec_core.llm.layout`): the typed record stored in ``passcost.json`` and ``llm.json``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..distributions import check_positive
+
+__all__ = ["LayoutChoice"]
+
+
+@dataclass(frozen=True)
+class LayoutChoice:
+    """What :func:`choose_layout` timed and chose. ``timings`` {"storage/method": {T: median
+    ms}} over the sampled matrices; ``storage`` and ``plan`` {T: method} the choice (the
+    storage with the smallest sum over T of its fastest method, so one copy serves every T);
+    ``floor_ms`` the read floor of the same sample (fastest streaming reduction, same run),
+    ``sample_bytes`` the bytes timed, ``reps`` repeats per cell."""
+
+    storage: str
+    plan: dict[int, str]
+    timings: dict[str, dict[int, float]]
+    floor_ms: float
+    sample_bytes: int
+    reps: int
+    sample: tuple[str, ...] = field(default_factory=tuple)
+    floor_by_reduction: dict[str, float] = field(default_factory=dict)
+
+    def ratios(self) -> dict[int, float]:
+        """{T: chosen ms at T ÷ chosen ms at T = 1} on the sample (the cost in decode steps)."""
+        b = self.best(self.storage)
+        return {T: ms / b[1] for T, ms in b.items()}
+
+    def best(self, storage: str) -> dict[int, float]:
+        """{T: ms} of the fastest method of ``storage`` at each T."""
+        cells = [v for k, v in self.timings.items() if k.split("/")[0] == storage]
+        if not cells:
+            raise ValueError(f"storage {storage!r} was not timed (timed: {sorted(self.storages())})")
+        Ts = sorted({T for v in cells for T in v})
+        return {T: min(v[T] for v in cells if T in v) for T in Ts}
+
+    def storages(self) -> list[str]:
+        """The storages timed, in the table's order."""
+        return list(dict.fromkeys(k.split("/")[0] for k in self.timings))
+
+    def table(self) -> list[str]:
+        """The learner's own table: ms of each candidate at each T, the chosen ones marked ✓."""
+        Ts = sorted({T for v in self.timings.values() for T in v})
+        lines = [f"{'storage / method':<18}" + "".join(f"{'T = ' + str(T):>12}" for T in Ts)]
+        for key, v in self.timings.items():
+            s, m = key.split("/")
+            cells = []
+            for T in Ts:
+                if T not in v:
+                    cells.append(f"{'—':>12}")
+                    continue
+                mark = "✓" if s == self.storage and self.plan.get(T) == m else " "
+                cells.append(f"{v[T]:>10.1f} {mark}")
+            lines.append(f"{key:<18}" + "".join(cells))
+        by = ", ".join(f"{k} {v:.1f}" for k, v in self.floor_by_reduction.items())
+        lines.append(f"{'read floor':<18}{self.floor_ms:>10.1f}   (fastest streaming reduction: {by})")
+        return lines
+
+    def to_json(self) -> dict:
+        return {
+            "storage": self.storage,
+            "plan": {str(T): m for T, m in self.plan.items()},
+            "timings": {k: {str(T): ms for T, ms in v.items()} for k, v in self.timings.items()},
+            "floor_ms": self.floor_ms,
+            "sample_bytes": self.sample_bytes,
+            "reps": self.reps,
+            "sample": list(self.sample),
+            "floor_by_reduction": dict(self.floor_by_reduction),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict, where: str = "layout") -> LayoutChoice:
+        def ms(v, name):  # a time: a real positive finite number, never a string or bool
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ValueError(f"{where}.{name} must be a number of ms, got {v!r}")
+            return float(check_positive(v, f"{where}.{name}", "a positive, finite time"))
+
+        storage = d.get("storage")
+        if not isinstance(storage, str):
+            raise ValueError(f"{where}.storage must be a string, got {storage!r}")
+        timings = {
+            k: {int(T): ms(x, f"timings.{k}.{T}") for T, x in v.items()} for k, v in d["timings"].items()
+        }
+        plan = {int(T): str(m) for T, m in d["plan"].items()}
+        return cls(
+            storage=storage,
+            plan=plan,
+            timings=timings,
+            floor_ms=ms(d["floor_ms"], "floor_ms"),
+            sample_bytes=int(d["sample_bytes"]),
+            reps=int(d["reps"]),
+            sample=tuple(str(x) for x in d.get("sample", ())),
+            floor_by_reduction={
+                str(k): ms(v, f"floor_by_reduction.{k}") for k, v in d.get("floor_by_reduction", {}).items()
+            },
+        )

@@ -1,0 +1,197 @@
+"""The weight layout chosen by timing (specdec_core/llm/layout.py): every storage and method
+multiplies right, a stored matrix gives back its rows, the choice is the fastest by its stated
+rule, the record round-trips and refuses bad numbers, and a model laid out any way gives the same
+logits. Random weights and the tiny GGUF: no real model, no timing asserted."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from specdec_core.llm import layout as L
+from specdec_core.llm import load_model
+from specdec_core.llm import model as M
+from specdec_core.measured.layout import LayoutChoice
+
+SHAPES = [(960, 576), (576, 1536), (192, 64), (269, 24)]  # 269: a last block padded
+
+
+def _ref(x, w):
+    want = x.astype(np.float64) @ w.T.astype(np.float64)
+    scale = np.abs(x).astype(np.float64) @ np.abs(w.T).astype(np.float64)
+    return want, scale
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("T", [1, 2, 3, 8, 9, 33])
+def test_every_storage_and_method_is_x_at_w_transposed(shape, T):
+    rng = np.random.default_rng(T)
+    w = rng.standard_normal(shape, dtype=np.float32) * 0.05
+    x = rng.standard_normal((T, shape[1]), dtype=np.float32)
+    want, scale = _ref(x, w)
+    for s in L.storages([shape]):
+        data = L.store(w, s)
+        for m in L.methods(s, T):
+            got = L.multiply(x, data, s, m, shape[0])
+            assert got.shape == (T, shape[0]) and got.dtype == np.float32, (s, m)
+            assert got.flags["C_CONTIGUOUS"], (s, m)
+            assert np.all(np.abs(got - want) <= 1e-5 * scale + 1e-6), (s, m)
+        got = M.product(x, L.Weight(data, s, {1: L.methods(s, 1)[0], 2: L.methods(s, 2)[0]}, out=shape[0]))
+        assert np.all(np.abs(got - want) <= 1e-5 * scale + 1e-6), s
+
+
+def test_candidates_cover_rows_and_columns():
+    assert L.storages([(960, 576), (49152, 576)]) == ["rows", "cols16", "cols32", "cols64"]
+    assert L.storages([(960, 576), (40, 8)]) == ["rows", "cols16", "cols32"]  # no block wider than 40
+    assert "gemv" in L.methods("rows", 1) and "gemv" not in L.methods("rows", 2)
+    assert L.methods("cols64", 1) == ["blocks", "pad2"] and L.methods("cols64", 4) == ["blocks"]
+    with pytest.raises(ValueError, match="storage"):
+        L.methods("diagonal", 1)
+    padded = L.store(np.ones((100, 8), np.float32), "cols64")  # 100 outputs: one full block, one padded
+    assert padded.shape == (2, 8, 64) and padded[1, :, 36:].sum() == 0 and padded.sum() == 800
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    out=st.integers(1, 300),
+    b=st.sampled_from([16, 32, 64]),
+    inn=st.integers(1, 40),
+    ids=st.lists(st.integers(0, 10**6), min_size=1, max_size=20),
+)
+def test_a_stored_matrix_gives_back_its_rows(out, b, inn, ids):
+    w = np.arange(out * inn, dtype=np.float32).reshape(out, inn)
+    ids = [i % out for i in ids]
+    for s in ("rows", f"cols{b}"):
+        W = L.Weight(L.store(w, s), s, {1: L.methods(s, 1)[0]}, out=out)
+        assert W.shape == w.shape and W.ndim == 2 and W.size == w.size
+        np.testing.assert_array_equal(W.rows(ids), w[ids])  # exact: a gather, no arithmetic
+        np.testing.assert_array_equal(W.dense(), w)
+        with pytest.raises(ValueError, match="ids"):
+            W.rows([out])
+
+
+def test_the_plan_covers_every_T():
+    W = L.Weight(np.ones((64, 8), np.float32), "rows", {1: "gemv", 2: "rows32", 8: "rows8"})
+    assert [W.method(T) for T in (1, 2, 5, 8, 20, 33)] == [
+        "gemv",
+        "rows32",
+        "rows32",
+        "rows8",
+        "rows8",
+        "blas",
+    ]
+    C = L.Weight(L.store(np.ones((64, 8), np.float32), "cols32"), "cols32", {1: "pad2", 4: "blocks"})
+    assert [C.method(T) for T in (1, 2, 4, 100)] == ["pad2", "blocks", "blocks", "blocks"]
+
+
+def test_pick_takes_the_storage_with_the_least_total_then_the_fastest_method_per_T():
+    timings = {
+        "rows/gemv": {1: 10.0},
+        "rows/rows16": {1: 12.0, 2: 14.0, 4: 18.0},
+        "rows/blas": {1: 11.0, 2: 30.0, 4: 31.0},
+        "cols64/blocks": {1: 13.0, 2: 11.0, 4: 12.0},
+        "cols64/pad2": {1: 11.5},
+    }
+    c = L.pick(timings, floor_ms=9.0, sample_bytes=1, reps=1)
+    assert c.storage == "cols64"  # 11.5 + 11 + 12 = 34.5 < 10 + 14 + 18 = 42
+    assert c.plan == {1: "pad2", 2: "blocks", 4: "blocks"}
+    assert c.best("rows") == {1: 10.0, 2: 14.0, 4: 18.0}
+    assert c.ratios() == {1: 1.0, 2: 11.0 / 11.5, 4: 12.0 / 11.5}
+    # a tie keeps the weights as loaded (no copy)
+    tie = L.pick({"rows/gemv": {1: 5.0}, "cols16/blocks": {1: 5.0}}, floor_ms=1.0, sample_bytes=1, reps=1)
+    assert tie.storage == "rows"
+    table = "\n".join(c.table())
+    assert "cols64/pad2" in table and "✓" in table and "read floor" in table
+    with pytest.raises(ValueError, match="timings"):
+        L.pick({}, floor_ms=1.0, sample_bytes=1, reps=1)
+
+
+def _weights(rng, layers=3):
+    w = {}
+    for l in range(layers):
+        w[f"{l}.wqkv"] = rng.standard_normal((96, 32), dtype=np.float32)
+        w[f"{l}.wo"] = rng.standard_normal((32, 32), dtype=np.float32)
+        w[f"{l}.attn_norm"] = np.ones(32, np.float32)
+    w["head"] = rng.standard_normal((256, 32), dtype=np.float32)
+    return w
+
+
+def test_choose_layout_times_every_cell_after_a_flush_and_applies_in_place():
+    w = _weights(np.random.default_rng(0))
+    calls = []
+    c = L.choose_layout(w, Ts=(1, 2, 4), reps=2, flush=lambda: calls.append(1))
+    cells = sum(len(L.methods(s, T)) for s in L.storages([(96, 32), (32, 32), (256, 32)]) for T in (1, 2, 4))
+    assert len(calls) == 2 * (cells + len(L.REDUCTIONS))  # one untimed flush before every timing
+    assert set(c.plan) == {1, 2, 4} and c.storage in L.storages([(32, 32)])
+    assert set(c.floor_by_reduction) == set(L.REDUCTIONS) and c.floor_ms == min(c.floor_by_reduction.values())
+    assert c.sample == ("0.wqkv", "0.wo", "1.wqkv", "1.wo", "2.wqkv", "2.wo", "head")
+    x = np.random.default_rng(1).standard_normal((3, 32), dtype=np.float32)
+    want = {k: x @ v.T for k, v in w.items() if v.ndim == 2}
+    forced = L.pick({"cols32/blocks": {1: 1.0}}, floor_ms=1.0, sample_bytes=1, reps=1)
+    same = L.apply_layout(w, forced)
+    assert same is w and isinstance(w["head"], L.Weight) and w["head"].storage == "cols32"
+    assert isinstance(w["0.attn_norm"], np.ndarray)  # vectors stay as they are
+    for k, v in want.items():
+        np.testing.assert_allclose(M.product(x, w[k]), v, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="Ts must include 1"):
+        L.choose_layout(w, Ts=(2, 4))
+    with pytest.raises(ValueError, match="choice"):
+        L.apply_layout(w, {"storage": "rows"})
+
+
+def test_read_floor_is_the_fastest_reduction():
+    arrays = [np.ones(10_000, np.float32)] * 3
+    fastest, by = L.read_floor_ms(arrays, reps=3)
+    assert set(by) == set(L.REDUCTIONS) and fastest == min(by.values()) > 0
+    two, _ = L.read_floor_ms(arrays, reps=1, threads=2)
+    assert two > 0
+    with pytest.raises(ValueError, match="threads"):
+        L.read_floor_ms(arrays, threads=0)
+
+
+def _choice():
+    return L.pick(
+        {"rows/gemv": {1: 4.0}, "rows/rows16": {1: 4.5, 2: 4.6}, "cols64/blocks": {1: 4.4, 2: 5.0}},
+        floor_ms=3.9,
+        floor_by_reduction={"dot": 4.2, "max": 3.9},
+        sample_bytes=123,
+        reps=5,
+        sample=("0.wo", "head"),
+    )
+
+
+def test_the_record_round_trips_and_refuses_bad_numbers():
+    c = _choice()
+    assert LayoutChoice.from_json(c.to_json()) == c
+    for bad in (math.nan, math.inf, "4.0", True, -1.0):
+        d = c.to_json()
+        d["timings"]["rows/gemv"]["1"] = bad
+        with pytest.raises(ValueError, match=r"layout\.timings\.rows/gemv\.1"):
+            LayoutChoice.from_json(d)
+    d = c.to_json()
+    d["floor_ms"] = "fast"
+    with pytest.raises(ValueError, match="floor_ms"):
+        LayoutChoice.from_json(d, "passcost.json layout")
+
+
+@pytest.mark.parametrize("storage", ["rows", "cols16"])
+def test_a_laid_out_model_scores_as_the_loaded_one(tiny_gguf, storage):
+    path, _ = tiny_gguf
+    plain = load_model(str(path), cache=False)
+    choice = L.pick({f"{storage}/{L.methods(storage, 1)[0]}": {1: 1.0}}, floor_ms=1.0, sample_bytes=1, reps=1)
+    laid = load_model(str(path), cache=False, layout=choice)
+    assert laid.layout is choice and isinstance(laid.model.w["head"], L.Weight)
+    toks = [1, 5, 9, 3, 7, 2]
+    np.testing.assert_allclose(
+        laid.model.logits_for(toks), plain.model.logits_for(toks), rtol=1e-4, atol=1e-4
+    )
+    np.testing.assert_array_equal(laid.model.embed(toks), plain.model.embed(toks))
+    np.testing.assert_array_equal(laid.model.head_rows([4, 0, 9]), plain.model.head_rows([4, 0, 9]))
+    auto = load_model(str(path), cache=False, layout="auto")
+    assert auto.layout is not None and set(auto.layout.plan) == set(L.CHOICE_TS)
+    with pytest.raises(ValueError, match="layout"):
+        load_model(str(path), cache=False, layout="fastest")
