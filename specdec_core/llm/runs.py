@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from .layout import LayoutChoice, apply_layout, choose_layout
+from ..measured.layout import LayoutChoice
+from .layout import apply_layout, choose_layout
 from .loader import LlamaConfig, LoadInfo, load_gguf
 from .model import Llama
 from .tokenizer import TextCodec
