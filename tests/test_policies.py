@@ -239,7 +239,7 @@ def test_notebook_04_states_condition_5_on_earlier_draft_tokens_only():
     for phrase in (
         "the target's p in round t",
         "were accepted in round t",
-        "x_i itself",
+        "$x_i$ itself",
         "`ConfidenceStop` satisfies (5)",
     ):
         assert phrase in cell, phrase

@@ -80,6 +80,50 @@ def static_copy(nb: dict) -> dict:
     return nb
 
 
+#: A link from one notebook to a section of another, with JupyterLab's anchor (the heading's text
+#: with spaces as '-', as Lab's ``createHeaderId`` makes it): ``](NN-name.ipynb#Lab-anchor)``.
+LAB_LINK = re.compile(r"\]\((\d\d-[^)#/]+\.ipynb)#([^)\s]+)\)")
+HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+
+
+def heading_slugs(nb: dict) -> dict[str, str]:
+    """{Lab anchor: the page's anchor} for every markdown heading of a notebook: notebooks link
+    with Lab's anchors (what a learner clicks in JupyterLab), the page's headings get MyST's
+    GitHub-style slugs (``myst_heading_anchors``)."""
+    from myst_parser.slugs import github_slugify
+
+    out = {}
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "markdown":
+            continue
+        src = cell.get("source", "")
+        for line in (src if isinstance(src, str) else "".join(src)).splitlines():
+            m = HEADING.match(line)
+            if m:
+                out.setdefault(m.group(2).replace(" ", "-"), github_slugify(m.group(2)))
+    return out
+
+
+def page_links(nb: dict, slugs: dict[str, dict[str, str]]) -> dict:
+    """The notebook with every Lab-anchored link to another notebook's section pointed at that
+    section's anchor on its page (``slugs`` {notebook name: :func:`heading_slugs`}); a link
+    whose heading is not found is left as it is (the site's link test reports it)."""
+
+    def fix(m):
+        name, anchor = m.group(1), m.group(2)
+        slug = slugs.get(name, {}).get(anchor)
+        return f"]({name}#{slug})" if slug else m.group(0)
+
+    cells = []
+    for cell in nb["cells"]:
+        if cell.get("cell_type") == "markdown":
+            src = cell.get("source", "")
+            src = src if isinstance(src, str) else "".join(src)
+            cell = dict(cell, source=LAB_LINK.sub(fix, src))
+        cells.append(cell)
+    return dict(nb, cells=cells)
+
+
 def stage(src: Path, dest: Path, originals: Path) -> list[Path]:
     """Copy the contents page, the notebooks (as static copies) and their asset files into dest,
     and each notebook as read (the same bytes, for the download button) into originals."""
@@ -93,12 +137,16 @@ def stage(src: Path, dest: Path, originals: Path) -> list[Path]:
             copy = shutil.copytree if item.is_dir() else shutil.copy
             copy(item, dest / item.name)
     originals.mkdir(parents=True, exist_ok=True)
+    read = {}
     for nb_path in notebooks:
         raw = nb_path.read_bytes()  # read once: other work may be saving notebooks meanwhile
         (originals / nb_path.name).write_bytes(raw)
-        nb = json.loads(raw.decode("utf-8"))
-        (dest / nb_path.name).write_text(
-            json.dumps(static_copy(nb), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        read[nb_path.name] = json.loads(raw.decode("utf-8"))
+    slugs = {name: heading_slugs(nb) for name, nb in read.items()}
+    for name, nb in read.items():
+        (dest / name).write_text(
+            json.dumps(page_links(static_copy(nb), slugs), indent=1, ensure_ascii=False) + "\n",
+            encoding="utf-8",
         )
     return notebooks
 
