@@ -162,3 +162,172 @@ def test_the_benchmark_writer_round_trips_through_the_reader(tmp_path):
     write_json(tmp_path / "llm.json", convert_results.llm(json.loads(old.stdout)))
     (tmp_path / "stored.json").write_text(migrated.stdout, encoding="utf-8")
     assert read_capstone(tmp_path / "llm.json") == read_capstone(tmp_path / "stored.json")
+
+
+# ---------------------------------------------------------------- numbers that are not numbers (issue 32)
+
+import copy  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+FILES = ("hardware.json", "passcost.json", "features.json", "rounding.json", "llm.json")
+#: Free-form descriptions a record keeps as written (typed ``dict``), not read as numbers.
+FREE_FORM = {
+    "features.json": ("schema", "data", "selection"),
+    "llm.json": (
+        "load",
+        "calibration.feature",
+        "predictions.seconds",
+        "sweep.max_new_tokens",
+        "sweep.configs",
+        "law.top",
+    ),
+}
+
+
+def _numeric_leaves(obj, path=()):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _numeric_leaves(v, (*path, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _numeric_leaves(v, (*path, i))
+    elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        yield path
+
+
+def _dotted(path) -> str:
+    return "".join(f"[{k}]" if isinstance(k, int) else (f".{k}" if i else k) for i, k in enumerate(path))
+
+
+LEAVES = {}
+
+
+def _stored(name):
+    from specdec_core.measured import results_path
+
+    d = json.loads(results_path(name).read_text())
+    if name not in LEAVES:
+        LEAVES[name] = [p for p in _numeric_leaves(d) if p != ("schema",)]
+    return d
+
+
+def _read(name, folder):
+    from specdec_core.measured import read_capstone, read_stored
+
+    return read_capstone(folder / name) if name == "llm.json" else read_stored(name, folder)
+
+
+def _with(d, path, value):
+    d = copy.deepcopy(d)
+    at = d
+    for k in path[:-1]:
+        at = at[k]
+    at[path[-1]] = value
+    return d
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(FILES),
+    pick=st.integers(0, 10**6),
+    const=st.sampled_from(("NaN", "Infinity", "-Infinity")),
+)
+def test_nan_and_infinity_are_refused_at_parse_time_naming_file_and_field(tmp_path, name, pick, const):
+    """Python's json accepts NaN and ±Infinity; the reader refuses them wherever they stand,
+    naming the file and the field (the old reader stored them in the record)."""
+    d = _stored(name)
+    path = LEAVES[name][pick % len(LEAVES[name])]
+    text = json.dumps(_with(d, path, "@@"), indent=1).replace('"@@"', const)
+    (tmp_path / name).write_text(text)
+    with pytest.raises(ValueError) as e:
+        _read(name, tmp_path)
+    assert str(e.value) == f"{tmp_path / name}: {_dotted(path)} is {const}, not a finite number"
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(FILES),
+    pick=st.integers(0, 10**6),
+    bad=st.sampled_from((lambda v: str(v), lambda v: True, lambda v: [v])),
+)
+def test_strings_and_bools_where_numbers_are_expected_are_refused(tmp_path, name, pick, bad):
+    """Every typed number of every stored file: a string ("12.5"), a bool or a list in its place
+    is refused with a ValueError naming the file and the field (the old readers turned
+    "12.5" into 12.5 and True into 1)."""
+    d = _stored(name)
+    typed = [p for p in LEAVES[name] if not _dotted(p).startswith(FREE_FORM.get(name, ()))]
+    path = typed[pick % len(typed)]
+    old = d
+    for k in path:
+        old = old[k]
+    write_json_plain(tmp_path / name, _with(d, path, bad(old)))
+    with pytest.raises(ValueError) as e:
+        _read(name, tmp_path)
+    msg = str(e.value).replace("-", "_")
+    field = next(k for k in reversed(path) if isinstance(k, str)).replace("-", "_")
+    assert msg.startswith(str(tmp_path / name).replace("-", "_")) and field in msg, (path, msg)
+
+
+def write_json_plain(path, obj):
+    path.write_text(json.dumps(obj))
+
+
+def test_the_stored_files_still_read_and_round_trip_byte_for_byte(tmp_path):
+    from specdec_core.measured import read_capstone, results_path, write_capstone
+
+    write_capstone(read_capstone(), tmp_path / "llm.json")
+    assert (tmp_path / "llm.json").read_text() == results_path("llm.json").read_text()
+
+
+def test_a_paired_ratio_of_one_pair_round_trips_as_null(tmp_path):
+    """A quick run (1 repeat) has no interval: NaN low/high/sd_log are written as null and read
+    back as NaN; null anywhere else in a number field is refused."""
+    import math
+
+    from specdec_core.measured import read_capstone, write_capstone
+    from specdec_core.repeats import paired_ratio
+
+    cap = read_capstone()
+    c = next(iter(cap.runs))
+    one = paired_ratio([2.0], [1.0])
+    cap1 = replace_run(cap, c, speedup_paired=one)
+    write_capstone(cap1, tmp_path / "llm.json")
+    text = (tmp_path / "llm.json").read_text()
+    assert "NaN" not in text
+    back = read_capstone(tmp_path / "llm.json").runs[c].speedup_paired
+    assert (
+        back.n == 1 and back.ratio == 2.0 and all(math.isnan(x) for x in (back.low, back.high, back.sd_log))
+    )
+    two = replace_run(cap, c, speedup_paired=paired_ratio([2.0, 2.2], [1.0, 1.0]))
+    d = json.loads(json.dumps(__import__("specdec_core.measured.capstone", fromlist=["_dump"])._dump(two)))
+    d["runs"][0]["speedup_paired"]["low"] = None
+    (tmp_path / "llm.json").write_text(json.dumps(d))
+    with pytest.raises(ValueError, match=r"llm\.json: run .*speedup_paired\.low"):
+        read_capstone(tmp_path / "llm.json")
+
+
+def replace_run(cap, c, **kw):
+    from dataclasses import replace
+
+    return replace(cap, runs={**cap.runs, c: replace(cap.runs[c], **kw)})
+
+
+def test_the_number_converters_name_the_field():
+    from specdec_core.measured import Machine
+    from specdec_core.measured.records import json_int, json_number
+
+    assert json_number(3, "x") == 3.0 and isinstance(json_number(3, "x"), float) and json_int(4, "n") == 4
+    for bad, what in (("1.5", "strings"), (True, "booleans"), (None, "None"), (float("nan"), "NaN"),
+                      (float("-inf"), "-Infinity"), (10**400, "too large")):  # fmt: skip
+        with pytest.raises(ValueError, match=rf"sweep\[3\]\.tok_s\.median .*{what}"):
+            json_number(bad, "sweep[3].tok_s.median")
+    for bad in (2.0, "2", False, None):
+        with pytest.raises(ValueError, match="reps"):
+            json_int(bad, "reps")
+    good = Machine.now(threads=1).finished(1.0).to_dict()
+    for key, bad in (("cores", "2"), ("wall_minutes", "1.5"), ("load_avg_start", [1.0, "x", 2.0]),
+                     ("wall_minutes", float("nan")), ("threads", True)):  # fmt: skip
+        with pytest.raises(ValueError, match=f"machine.{key}"):
+            Machine.from_dict({**good, key: bad})

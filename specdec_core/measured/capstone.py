@@ -9,9 +9,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..repeats import PairedRatio
+from .layout import LayoutChoice
 from .machine import Machine
-from .records import CostCurve, Spread, from_json, to_json
-from .store import read_json, results_path, write_json
+from .records import CostCurve, Spread, from_json, json_int, json_number, to_json
+from .store import in_file, read_json, results_path, write_json
 
 __all__ = [
     "Calibration",
@@ -180,13 +181,21 @@ class Micro:
 
     @classmethod
     def from_json(cls, d: dict) -> Micro:
+        def by_t(part: str) -> dict:
+            return {
+                json_number(c["temperature"], f"micro.{part}[{i}].temperature"): CostCurve.from_json(
+                    c, f"micro.{part}[{i}]"
+                )
+                for i, c in enumerate(d[part])
+            }
+
         return cls(
-            int(d["context_tokens"]),
-            int(d["reps"]),
+            json_int(d["context_tokens"], "micro.context_tokens"),
+            json_int(d["reps"], "micro.reps"),
             str(d["how"]),
-            {float(c["temperature"]): CostCurve.from_json(c) for c in d["verify"]},
-            {str(c["draft"]): CostCurve.from_json(c) for c in d["draft"]},
-            {float(c["temperature"]): CostCurve.from_json(c) for c in d["overhead"]},
+            by_t("verify"),
+            {str(c["draft"]): CostCurve.from_json(c, f"micro.draft[{i}]") for i, c in enumerate(d["draft"])},
+            by_t("overhead"),
         )
 
 
@@ -211,15 +220,25 @@ class ExitLayer:
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> ExitLayer:
+    def from_json(cls, d: dict, where: str = "exit") -> ExitLayer:
         a = d["alpha"]
+
+        def alpha(kind: str) -> dict:
+            w = f"{where}.alpha"
+            return {
+                json_number(x["temperature"], f"{w}[{i}].temperature"): json_number(
+                    x[kind], f"{w}[{i}].{kind}"
+                )
+                for i, x in enumerate(a)
+            }
+
         return cls(
-            int(d["k"]),
-            float(d["shrink"]),
-            float(d["step_ms"]),
-            float(d["predicted_speedup"]),
-            {float(x["temperature"]): float(x["trained"]) for x in a},
-            {float(x["temperature"]): float(x["untrained"]) for x in a},
+            json_int(d["k"], f"{where}.k"),
+            json_number(d["shrink"], f"{where}.shrink"),
+            json_number(d["step_ms"], f"{where}.step_ms"),
+            json_number(d["predicted_speedup"], f"{where}.predicted_speedup"),
+            alpha("trained"),
+            alpha("untrained"),
         )
 
 
@@ -252,13 +271,21 @@ class Calibration:
             tuple(d["fit_prompts"]),
             tuple(d["validation_prompts"]),
             tuple(d["alpha_prompts"]),
-            int(d["fit_positions"]),
-            {int(e["k"]): ExitLayer.from_json(e) for e in d["exit"]},
-            int(d["exit_k"]),
-            {float(x["discount"]): float(x["alpha"]) for x in d["ngram_alpha"]},
-            float(d["ngram_discount"]),
+            json_int(d["fit_positions"], "calibration.fit_positions"),
+            {
+                json_int(e["k"], f"calibration.exit[{i}].k"): ExitLayer.from_json(e, f"calibration.exit[{i}]")
+                for i, e in enumerate(d["exit"])
+            },
+            json_int(d["exit_k"], "calibration.exit_k"),
+            {
+                json_number(x["discount"], f"calibration.ngram_alpha[{i}].discount"): json_number(
+                    x["alpha"], f"calibration.ngram_alpha[{i}].alpha"
+                )
+                for i, x in enumerate(d["ngram_alpha"])
+            },
+            json_number(d["ngram_discount"], "calibration.ngram_discount"),
             dict(d["feature"]),
-            d.get("seconds"),
+            _optional(d.get("seconds"), "calibration.seconds"),
         )
 
 
@@ -340,6 +367,8 @@ class Capstone:
     law: LawTest | None
     law_history: tuple[LawTest, ...] = ()
     process_vm_hwm_mib: float | None = None
+    #: the weight layout the run chose by timing the candidates at load (None: runs before issue 32)
+    layout: LayoutChoice | None = None
 
     def how(self) -> str:
         """The machine line for this run, with the load over the timed runs."""
@@ -402,7 +431,13 @@ def _dump(c: Capstone) -> dict:
         "runs": [r.to_json() for r in c.runs.values()],
         "law": to_json(c.law),
         "law_history": [to_json(x) for x in c.law_history],
+        **({"layout": c.layout.to_json()} if c.layout is not None else {}),
     }
+
+
+def _optional(v, where: str) -> float | None:
+    """A number that may be absent (null), else finite (:func:`~.records.json_number`)."""
+    return None if v is None else json_number(v, where)
 
 
 def _pred(d: dict) -> tuple[Config, Prediction]:
@@ -419,28 +454,50 @@ def _load(d: dict) -> Capstone:
     return Capstone(
         machine=Machine.from_dict(d["machine"]),
         quick=bool(d["quick"]),
-        memory={m["name"]: from_json(MemoryProbe, m) for m in d.get("memory", [])},
+        memory={
+            m["name"]: from_json(MemoryProbe, m, f"memory[{i}]") for i, m in enumerate(d.get("memory", []))
+        },
         load=dict(d.get("load") or {}),
         calibration=Calibration.from_json(d["calibration"]),
         micro=Micro.from_json(d["micro"]),
         break_even_alpha={
-            (float(x["temperature"]), x["draft"], int(x["gamma"])): x["alpha"] for x in d["break_even_alpha"]
+            (
+                json_number(x["temperature"], f"break_even_alpha[{i}].temperature"),
+                x["draft"],
+                json_int(x["gamma"], f"break_even_alpha[{i}].gamma"),
+            ): _optional(x["alpha"], f"break_even_alpha[{i}].alpha")
+            for i, x in enumerate(d["break_even_alpha"])
         },
         predictions=dict(_pred(x) for x in pr["values"]),
-        chosen={(x["workload"], float(x["temperature"])): from_json(Chosen, x) for x in pr["chosen"]},
+        chosen={
+            (x["workload"], json_number(x["temperature"], f"predictions.chosen[{i}].temperature")): from_json(
+                Chosen, x, f"predictions.chosen[{i}]"
+            )
+            for i, x in enumerate(pr["chosen"])
+        },
         teacher_forcing_alpha={
-            (x["workload"], float(x["temperature"]), x["draft"]): float(x["alpha"])
-            for x in pr["teacher_forcing_alpha"]
+            (
+                x["workload"],
+                json_number(x["temperature"], f"predictions.teacher_forcing_alpha[{i}].temperature"),
+                x["draft"],
+            ): json_number(x["alpha"], f"predictions.teacher_forcing_alpha[{i}].alpha")
+            for i, x in enumerate(pr["teacher_forcing_alpha"])
         },
         predictions_info={
             k: v for k, v in pr.items() if k not in ("values", "chosen", "teacher_forcing_alpha")
         },
-        greedy_margins={m["workload"]: from_json(Margins, m) for m in d.get("greedy_margins", [])},
-        sweep=from_json(Sweep, d["sweep"]) if d.get("sweep") else None,
+        greedy_margins={
+            m["workload"]: from_json(Margins, m, f"greedy_margins[{i}]")
+            for i, m in enumerate(d.get("greedy_margins", []))
+        },
+        sweep=from_json(Sweep, d["sweep"], "sweep") if d.get("sweep") else None,
         runs={r.config: r for r in (Run.from_json(x) for x in d.get("runs", []))},
-        law=from_json(LawTest, d["law"]) if d.get("law") else None,
-        law_history=tuple(from_json(LawTest, x) for x in d.get("law_history", [])),
-        process_vm_hwm_mib=d.get("process_vm_hwm_mib"),
+        law=from_json(LawTest, d["law"], "law") if d.get("law") else None,
+        law_history=tuple(
+            from_json(LawTest, x, f"law_history[{i}]") for i, x in enumerate(d.get("law_history", []))
+        ),
+        process_vm_hwm_mib=_optional(d.get("process_vm_hwm_mib"), "process_vm_hwm_mib"),
+        layout=LayoutChoice.from_json(d["layout"], "layout") if d.get("layout") else None,
     )
 
 
@@ -450,7 +507,13 @@ def read_capstone(path: str | Path | None = None) -> Capstone:
     import os
 
     p = path or os.environ.get("SPECDEC_LLM_RESULTS") or results_path("llm.json")
-    return _load(read_json(p))
+    data = read_json(p)
+    try:
+        return _load(data)
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{p}: unreadable ({type(e).__name__}: {e})") from None
+    except ValueError as e:
+        raise ValueError(in_file(p, e)) from None
 
 
 def write_capstone(capstone: Capstone, path: str | Path) -> None:

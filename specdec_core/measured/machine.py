@@ -12,6 +12,8 @@ import os
 import platform
 from dataclasses import dataclass, replace
 
+from .records import json_int, json_number
+
 __all__ = ["Machine", "cpu_name", "vm_hwm_mib"]
 
 
@@ -46,12 +48,12 @@ def _now_utc() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _load(x) -> tuple[float, float, float] | None:
+def _load(x, where: str) -> tuple[float, float, float] | None:
     if x is None:
         return None
     if not isinstance(x, (list, tuple)) or len(x) != 3:
-        raise ValueError(f"a load average must be three numbers (1, 5, 15 minutes), got {x!r}")
-    return tuple(float(v) for v in x)
+        raise ValueError(f"{where}: a load average must be three numbers (1, 5, 15 minutes), got {x!r}")
+    return tuple(json_number(v, f"{where}[{i}]") for i, v in enumerate(x))
 
 
 @dataclass(frozen=True)
@@ -132,18 +134,23 @@ class Machine:
         try:
             return cls(
                 cpu=str(d["cpu"]),
-                cores=int(d["cores"]),
+                cores=json_int(d["cores"], "machine.cores"),
                 python=str(d["python"]),
                 platform=str(d["platform"]),
                 date_utc=str(d["date_utc"]),
-                load_avg_start=_load(d["load_avg_start"]),
+                load_avg_start=_load(d["load_avg_start"], "machine.load_avg_start"),
                 numpy=d.get("numpy"),
-                blas=tuple((str(a), int(n)) for a, n in d.get("blas") or ()),
-                threads=None if d.get("threads") is None else int(d["threads"]),
-                load_avg_end=_load(d.get("load_avg_end")),
-                wall_minutes=None if d.get("wall_minutes") is None else float(d["wall_minutes"]),
+                blas=tuple(
+                    (str(a), json_int(n, f"machine.blas[{i}][1]"))
+                    for i, (a, n) in enumerate(d.get("blas") or ())
+                ),
+                threads=None if d.get("threads") is None else json_int(d["threads"], "machine.threads"),
+                load_avg_end=_load(d.get("load_avg_end"), "machine.load_avg_end"),
+                wall_minutes=None
+                if d.get("wall_minutes") is None
+                else json_number(d["wall_minutes"], "machine.wall_minutes"),
             )
         except KeyError as e:
             raise ValueError(f"the machine record lacks {e.args[0]!r}") from None
         except (TypeError, ValueError) as e:
-            raise ValueError(f"the machine record is unreadable: {e}") from None
+            raise ValueError(f"the machine record is unreadable: {e}") from None  # names the field

@@ -5,10 +5,38 @@ stored as :class:`specdec_core.repeats.PairedRatio`, the record its computation 
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from dataclasses import dataclass
 
-__all__ = ["CostCurve", "Spread", "from_json", "to_json"]
+from ..distributions import check_int, check_reals
+
+__all__ = ["CostCurve", "Spread", "from_json", "json_int", "json_number", "to_json"]
+
+
+def json_number(v, where: str) -> float:
+    """A number read from a results file, as a float: strings (even "1.5"), bools, null, lists
+    (``distributions.check_reals``), NaN and ±Infinity are refused with a ValueError naming the
+    field ``where`` ("sweep.seconds is NaN"): a stored measurement is a finite number or the file
+    is unreadable."""
+    try:
+        arr = check_reals([v], where)
+    except OverflowError:
+        raise ValueError(f"{where} is too large for a float") from None
+    if arr.shape != (1,):
+        raise ValueError(f"{where} must be a number, got {v!r}")
+    f = float(arr[0])
+    if not math.isfinite(f):
+        raise ValueError(
+            f"{where} is {'NaN' if math.isnan(f) else 'Infinity' if f > 0 else '-Infinity'}, not a finite number"
+        )
+    return f
+
+
+def json_int(v, where: str) -> int:
+    """An integer read from a results file (a count, a size, a γ): floats (even 2.0), strings,
+    bools and null refused with a ValueError naming the field ``where`` (``distributions.check_int``)."""
+    return check_int(v, where, None)
 
 
 @dataclass(frozen=True)
@@ -67,25 +95,32 @@ class CostCurve:
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> CostCurve:
+    def from_json(cls, d: dict, where: str = "") -> CostCurve:
+        """The curve from its JSON form; ``where`` names it in errors ("micro.verify[0]";
+        default: its source), every number checked (:func:`json_number`, :func:`json_int`)."""
+        where = where or f"cost curve {d.get('source')!r}"
         pts = {}
-        for p in d["points"]:
-            at = p["at"]
-            if isinstance(at, bool) or not isinstance(at, int):
-                raise ValueError(f"cost curve {d.get('source')!r}: size {at!r} is not an int")
+        for i, p in enumerate(d["points"]):
+            w = f"{where}.points[{i}]"
+            at = json_int(p["at"], f"{w}.at")
             if at in pts:
-                raise ValueError(f"cost curve {d.get('source')!r}: size {at} repeats")
-            for k in ("median", "min", "max"):
-                if isinstance(p.get(k), bool) or not isinstance(p.get(k), (int, float)):
-                    raise ValueError(
-                        f"cost curve {d.get('source')!r}: at {at} {k} {p.get(k)!r} is not a number"
-                    )
-            pts[at] = Spread(float(p["median"]), float(p["min"]), float(p["max"]), int(p.get("n", 0)))
-        return cls(pts, d.get("source", ""), d.get("reps"), d.get("threads"), d.get("context"))
+                raise ValueError(f"{w}.at: size {at} repeats")
+            pts[at] = Spread(
+                *(json_number(p.get(k), f"{w}.{k}") for k in ("median", "min", "max")),
+                json_int(p.get("n", 0), f"{w}.n"),
+            )
+        opt = {
+            k: None if d.get(k) is None else json_int(d[k], f"{where}.{k}")
+            for k in ("reps", "threads", "context")
+        }
+        return cls(pts, d.get("source", ""), opt["reps"], opt["threads"], opt["context"])
 
 
 def to_json(obj):
-    """The JSON form of a record: dataclasses as objects, tuples as lists."""
+    """The JSON form of a record: dataclasses as objects, tuples as lists, a float that is not
+    finite as null (JSON has no NaN: a paired ratio of one pair has no interval)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
     if hasattr(obj, "to_json") and not isinstance(obj, type):
         return obj.to_json()
     if dataclasses.is_dataclass(obj):
@@ -98,31 +133,40 @@ def to_json(obj):
 
 
 def _convert(tp, v, where):
-    if v is None:
-        return None
     origin = typing.get_origin(tp)
     args = [a for a in typing.get_args(tp) if a is not type(None)]
+    if v is None:
+        if tp in (float, int):  # not Optional: null is no number
+            raise ValueError(f"{where} is null, not a number")
+        return None
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
         return _convert(args[0], v, where) if len(args) == 1 else v
     if dataclasses.is_dataclass(tp):
         return from_json(tp, v, where)
     if origin is tuple:
         inner = args[0] if len(args) == 2 and args[1] is Ellipsis else None
-        return tuple(_convert(inner, x, where) if inner else x for x in v)
+        return tuple(_convert(inner, x, f"{where}[{i}]") if inner else x for i, x in enumerate(v))
     if tp is float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise ValueError(f"{where}: {v!r} is not a number")
-        return float(v)
+        return json_number(v, where)
     if tp is int:
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise ValueError(f"{where}: {v!r} is not an int")
-        return v
+        return json_int(v, where)
     return v
 
 
+def _undefined(cls, d: dict) -> frozenset:
+    """Float fields that are NaN by definition in this record, stored as null and read back as
+    NaN: a paired ratio of fewer than 2 pairs has no interval (:func:`~specdec_core.repeats.paired_ratio`)."""
+    from ..repeats import PairedRatio
+
+    if cls is PairedRatio and isinstance(d.get("n"), int) and d["n"] < 2:
+        return frozenset({"low", "high", "sd_log"})
+    return frozenset()
+
+
 def from_json(cls, d: dict, where: str = "", *, given: dict | None = None, ignore: tuple[str, ...] = ()):
-    """A record of type ``cls`` from its JSON form: nested records, tuples, real floats and
-    ints; raises ValueError naming a missing or mistyped field (extra fields are refused too).
+    """A record of type ``cls`` from its JSON form: nested records, tuples, finite floats and
+    ints (:func:`json_number`, :func:`json_int`); raises ValueError naming a missing or mistyped
+    field (extra fields are refused too).
     ``given`` holds fields the caller has built already (their keys in ``d`` are not read);
     ``ignore`` names keys of ``d`` that are not fields (the caller reads them)."""
     where = where or cls.__name__
@@ -135,12 +179,16 @@ def from_json(cls, d: dict, where: str = "", *, given: dict | None = None, ignor
     if extra or set(given) - names:
         raise ValueError(f"{where}: unknown fields {sorted(extra | (set(given) - names))}")
     kw = dict(given)
+    undefined = _undefined(cls, d)
     for f in dataclasses.fields(cls):
         if f.name in given:
             continue
         if f.name not in d:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise ValueError(f"{where} lacks {f.name!r}")
+            continue
+        if f.name in undefined and d[f.name] is None:
+            kw[f.name] = math.nan
             continue
         kw[f.name] = _convert(hints[f.name], d[f.name], f"{where}.{f.name}")
     return cls(**kw)

@@ -32,12 +32,40 @@ def results_path(name: str, results_dir: str | Path | None = None) -> Path:
     return (Path(results_dir) if results_dir is not None else RESULTS_DIR) / name
 
 
+class _NotANumber:
+    """What ``NaN``, ``Infinity`` or ``-Infinity`` parsed into, until its place is found."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+def _find(obj, path: str = ""):
+    """(path, constant) of the first :class:`_NotANumber` in a parsed object, e.g. ("sweep.reps", …)."""
+    if isinstance(obj, _NotANumber):
+        return path or "the top level", obj
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    for k, v in items:
+        found = _find(v, f"{path}[{k}]" if isinstance(k, int) else f"{path}.{k}" if path else str(k))
+        if found:
+            return found
+    return None
+
+
 def read_json(path: str | Path) -> dict:
-    """The parsed JSON object at ``path``; ValueError naming the file when it is missing."""
+    """The parsed JSON object at ``path``; ValueError naming the file when it is missing, is not
+    valid JSON or holds ``NaN``/``Infinity`` (which Python's json module would otherwise accept,
+    but JSON has no such numbers and no measurement stored here is one): "llm.json: sweep.seconds
+    is NaN"."""
     p = Path(path)
     if not p.exists():
         raise ValueError(f"no stored results {p}: run benchmarks/bench_{p.stem}.py (or its study) first")
-    d = json.loads(p.read_text())
+    try:
+        d = json.loads(p.read_text(), parse_constant=_NotANumber)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{p}: not valid JSON ({e})") from None
+    found = _find(d)
+    if found:
+        raise ValueError(f"{p}: {found[0]} is {found[1].text}, not a finite number")
     if not isinstance(d, dict):
         raise ValueError(f"{p} does not hold a JSON object")
     return d
@@ -89,6 +117,14 @@ def read_stored(name: str, results_dir: str | Path | None = None) -> StoredRecor
         return records[name].from_json(data)
     except (KeyError, TypeError) as e:
         raise ValueError(f"{path}: unreadable ({type(e).__name__}: {e})") from None
+    except ValueError as e:
+        raise ValueError(in_file(path, e)) from None
+
+
+def in_file(path: str | Path, error: Exception) -> str:
+    """An error's message, led by the file it came from (once)."""
+    msg = str(error)
+    return msg if msg.startswith(str(path)) else f"{path}: {msg}"
 
 
 def write_stored(record: StoredRecord, results_dir: str | Path | None = None) -> Path:

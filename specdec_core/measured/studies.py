@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+from .layout import LayoutChoice
 from .machine import Machine
-from .records import CostCurve, Spread, from_json, to_json
+from .records import CostCurve, Spread, from_json, json_int, json_number, to_json
 
 __all__ = [
     "Bandwidth",
@@ -26,15 +27,27 @@ __all__ = [
 ]
 
 
-def _ints(d: dict, value=float, where: str = "") -> dict:
-    """{int(k): value(v)} of a JSON object keyed by sizes; ValueError naming a bad key."""
+def _ints(d: dict, value=json_number, where: str = "") -> dict:
+    """{int(k): value(v, where.k)} of a JSON object keyed by sizes; ValueError naming a bad key
+    (``value`` names a bad value: :func:`~.records.json_number` by default)."""
+    if not isinstance(d, dict):
+        raise ValueError(f"{where} is {type(d).__name__}, not a JSON object")
     out = {}
     for k, v in d.items():
         try:
-            out[int(k)] = value(v)
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"{where}: entry {k!r} is unreadable ({e})") from None
+            key = int(k)
+        except (TypeError, ValueError):
+            raise ValueError(f"{where}: key {k!r} is not an integer") from None
+        out[key] = value(v, f"{where}.{k}")
     return out
+
+
+def _temperature(text: str, where: str) -> float:
+    """A temperature spelled in a key ("T=0.5"), finite."""
+    try:
+        return json_number(float(text), where)
+    except ValueError:
+        raise ValueError(f"{where}: {text!r} is not a finite number") from None
 
 
 def _suffix(key: str, prefix: str, value, where: str):
@@ -96,9 +109,17 @@ class MatmulCurve:
 
     @classmethod
     def from_json(cls, d: dict, where: str = "matmul") -> MatmulCurve:
-        mm = _ints(d["ms_min_median"], lambda v: (float(v[0]), float(v[1])), where)
+        mm = _ints(
+            d["ms_min_median"],
+            lambda v, w: (json_number(v[0], f"{w}[0]"), json_number(v[1], f"{w}[1]")),
+            f"{where}.ms_min_median",
+        )
         return cls(
-            mm, _ints(d["gflops"], float, where), float(d["weight_MB"]), int(d["inner"]), int(d["reps"])
+            mm,
+            _ints(d["gflops"], json_number, f"{where}.gflops"),
+            json_number(d["weight_MB"], f"{where}.weight_MB"),
+            json_int(d["inner"], f"{where}.inner"),
+            json_int(d["reps"], f"{where}.reps"),
         )
 
 
@@ -134,19 +155,14 @@ class HardwareRun(_Study):
         return cls(
             Machine.from_dict(d["machine"]),
             bool(d.get("quick", False)),
+            {threads(k): from_json(Bandwidth, b, f"bandwidth.{k}") for k, b in d["bandwidth"].items()},
             {
-                threads(k): from_json(Bandwidth, b, f"hardware.json bandwidth {k}")
-                for k, b in d["bandwidth"].items()
-            },
-            {
-                threads(k): {
-                    s: MatmulCurve.from_json(c, f"hardware.json matmul {k} {s}") for s, c in m.items()
-                }
+                threads(k): {s: MatmulCurve.from_json(c, f"matmul.{k}.{s}") for s, c in m.items()}
                 for k, m in d["matmul"].items()
             },
-            tuple(int(m) for m in d["settings"]["M"]),
+            tuple(json_int(m, f"settings.M[{i}]") for i, m in enumerate(d["settings"]["M"])),
             tuple(str(s) for s in d["settings"]["shapes"]),
-            float(d["seconds"]),
+            json_number(d["seconds"], "seconds"),
         )
 
 
@@ -196,21 +212,24 @@ class PassThreads:
         }
 
     @classmethod
-    def from_json(cls, d: dict, where: str = "passcost.json") -> PassThreads:
-        def curve(c: dict, source: str) -> CostCurve:
-            pts = _ints(
-                c, lambda v: Spread(float(v["median"]), float(v["min"]), float(v["max"]), int(v["reps"]))
+    def from_json(cls, d: dict, where: str = "threads") -> PassThreads:
+        def spread(v: dict, w: str) -> Spread:
+            return Spread(
+                *(json_number(v[k], f"{w}.{k}") for k in ("median", "min", "max")),
+                json_int(v["reps"], f"{w}.reps"),
             )
-            return CostCurve(pts, source)
+
+        def curve(c: dict, source: str) -> CostCurve:
+            return CostCurve(_ints(c, spread, source), source)
 
         return cls(
-            float(d["floor_ms"]),
-            float(d["bandwidth_GBps"]),
-            _ints(d["rate_GFLOPs"], float, where),
-            _ints(d["predicted"], lambda v: from_json(PassPrediction, v, where), where),
+            json_number(d["floor_ms"], f"{where}.floor_ms"),
+            json_number(d["bandwidth_GBps"], f"{where}.bandwidth_GBps"),
+            _ints(d["rate_GFLOPs"], json_number, f"{where}.rate_GFLOPs"),
+            _ints(d["predicted"], lambda v, w: from_json(PassPrediction, v, w), f"{where}.predicted"),
             str(d["predicted_at_utc"]),
-            {name: curve(c, f"{where} {name}") for name, c in d["products"].items()},
-            curve(d["forward"], f"{where} forward"),
+            {name: curve(c, f"{where}.products.{name}") for name, c in d["products"].items()},
+            curve(d["forward"], f"{where}.forward"),
             str(d["measured_at_utc"]),
         )
 
@@ -237,10 +256,10 @@ class PassGoals:
     @classmethod
     def from_json(cls, d: dict) -> PassGoals:
         errs = {
-            k: _ints(v, float, "passcost.json prediction_error") for k, v in d["prediction_error"].items()
+            k: _ints(v, json_number, f"goals.prediction_error.{k}") for k, v in d["prediction_error"].items()
         }
         given = {"prediction_error": errs, "lines": tuple(d["lines"])}
-        return from_json(cls, d, "passcost.json goals", given=given)
+        return from_json(cls, d, "goals", given=given)
 
 
 @dataclass(frozen=True)
@@ -257,6 +276,8 @@ class PassCost(_Study):
     threads: dict[int, PassThreads]
     seconds: float
     goals: PassGoals | None
+    #: the weight layout chosen by timing the candidates before the run (None: runs before issue 32)
+    layout: LayoutChoice | None = None
     script = "benchmarks/bench_passcost.py"
 
     def at(self, threads: int) -> PassThreads:
@@ -277,6 +298,7 @@ class PassCost(_Study):
             "threads": {str(t): r.to_json() for t, r in self.threads.items()},
             "seconds": self.seconds,
             "goals": self.goals.to_json() if self.goals else None,
+            **({"layout": self.layout.to_json()} if self.layout is not None else {}),
         }
 
     @classmethod
@@ -285,12 +307,13 @@ class PassCost(_Study):
             Machine.from_dict(d["machine"]),
             bool(d.get("quick", False)),
             str(d["how"]),
-            int(d["weight_bytes"]),
-            int(d["params"]),
-            int(d["context"]),
-            _ints(d["threads"], lambda r: PassThreads.from_json(r), "passcost.json threads"),
-            float(d["seconds"]),
+            json_int(d["weight_bytes"], "weight_bytes"),
+            json_int(d["params"], "params"),
+            json_int(d["context"], "context"),
+            _ints(d["threads"], PassThreads.from_json, "threads"),
+            json_number(d["seconds"], "seconds"),
             PassGoals.from_json(d["goals"]) if d.get("goals") else None,
+            LayoutChoice.from_json(d["layout"], "layout") if d.get("layout") else None,
         )
 
 
@@ -377,13 +400,19 @@ class FeatureStudy(_Study):
 
     @classmethod
     def from_json(cls, d: dict) -> FeatureStudy:
-        def temp(key: str) -> float:
-            return _suffix(key, "T=", float, "features.json")
+        def temp(key: str, where: str) -> float:
+            return _suffix(key, "T=", lambda t: _temperature(t, where), where)
+
+        def numbers(a: list, where: str, value=json_number) -> tuple:
+            return tuple(value(x, f"{where}[{i}]") for i, x in enumerate(a))
 
         alpha = {
             v: {
                 s: {
-                    h: {temp(t): tuple(float(x) for x in a) for t, a in by_t.items()}
+                    h: {
+                        temp(t, f"alpha.{v}.{s}.{h}"): numbers(a, f"alpha.{v}.{s}.{h}.{t}")
+                        for t, a in by_t.items()
+                    }
                     for h, by_t in heads.items()
                     if h != "_n"
                 }
@@ -392,22 +421,25 @@ class FeatureStudy(_Study):
             for v, sets in d["alpha"].items()
         }
         alpha_n = {
-            v: {s: tuple(int(x) for x in heads["_n"]) for s, heads in sets.items()}
+            v: {s: numbers(heads["_n"], f"alpha.{v}.{s}._n", json_int) for s, heads in sets.items()}
             for v, sets in d["alpha"].items()
         }
-        mass = {s: {h: float(x) for h, x in by.items()} for s, by in d["shortlist_mass_of_p"].items()}
+        mass = {
+            s: {h: json_number(x, f"shortlist_mass_of_p.{s}.{h}") for h, x in by.items()}
+            for s, by in d["shortlist_mass_of_p"].items()
+        }
         return cls(
             Machine.from_dict(d["machine"]),
             bool(d.get("quick", False)),
             dict(d["data"]),
             dict(d["selection"]),
-            from_json(FeatureChoice, d["chosen"], "features.json chosen"),
+            from_json(FeatureChoice, d["chosen"], "chosen"),
             alpha,
             alpha_n,
-            float(d["alpha_seconds"]),
+            json_number(d["alpha_seconds"], "alpha_seconds"),
             mass,
-            from_json(FeatureCost, d["cost"], "features.json cost"),
-            float(d["total_s"]),
+            from_json(FeatureCost, d["cost"], "cost"),
+            json_number(d["total_s"], "total_s"),
         )
 
 
@@ -492,4 +524,4 @@ class RoundingStudy(_Study):
     def from_json(cls, d: dict) -> RoundingStudy:
         body = {**d, "teacher_forcing": [_dashed(x) for x in d["teacher_forcing"]]}
         given = {"machine": Machine.from_dict(d["machine"])}
-        return from_json(cls, body, "rounding.json", given=given, ignore=("schema",))
+        return from_json(cls, body, "", given=given, ignore=("schema",))
