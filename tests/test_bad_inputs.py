@@ -677,7 +677,7 @@ ISSUE27 = [
     (
         "A7 boolean time",
         lambda: _curve([{"at": 1, "median": True, "min": 1.0, "max": 1.0}]),
-        "median True is not a number",
+        "points[0].median must hold numbers, not booleans (found True)",
     ),
     (
         "A7 duplicate T",
@@ -692,7 +692,7 @@ ISSUE27 = [
     (
         "A7 string T",
         lambda: _curve([{"at": "1", "median": 3.0, "min": 3.0, "max": 3.0}]),
-        "size '1' is not an int",
+        "points[0].at must be an integer, got '1'",
     ),
     ("A8 infinite time", lambda: RF.relative_cost({1: float("inf"), 2: 1.0}), "curve[1] must be finite"),
     ("A8 negative time", lambda: RF.relative_cost({1: 2, 2: -1}), "curve[2] must be non-negative"),

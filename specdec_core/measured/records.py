@@ -187,8 +187,9 @@ def from_json(cls, d: dict, where: str = "", *, given: dict | None = None, ignor
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise ValueError(f"{where} lacks {f.name!r}")
             continue
-        if f.name in undefined and d[f.name] is None:
-            kw[f.name] = math.nan
+        v = d[f.name]
+        if f.name in undefined and (v is None or (isinstance(v, float) and math.isnan(v))):
+            kw[f.name] = math.nan  # null in the file, NaN when built in memory
             continue
         kw[f.name] = _convert(hints[f.name], d[f.name], f"{where}.{f.name}")
     return cls(**kw)
