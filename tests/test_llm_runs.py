@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from specdec_core import autoregressive_generate
 from specdec_core.llm import CachedTarget, PromptLookupDraft
@@ -183,8 +185,9 @@ def test_median_range_of_the_repeats():
     pooled = P.predict_decode(costs, [t for g in mixed for t in g])["tokens_per_s"]
     lo1, hi1 = P.median_range(costs, mixed, 1)
     lo4, hi4 = P.median_range(costs, mixed, 4)
-    assert (lo1 + hi1) / 2 == pytest.approx(pooled) and (lo4 + hi4) / 2 == pytest.approx(pooled)
-    assert hi4 - lo4 == pytest.approx((hi1 - lo1) / 2)
+    # centred on the pooled prediction on the log scale, half as wide (in log) at 4 repeats
+    assert np.sqrt(lo1 * hi1) == pytest.approx(pooled) and np.sqrt(lo4 * hi4) == pytest.approx(pooled)
+    assert np.log(hi4 / lo4) == pytest.approx(np.log(hi1 / lo1) / 2)
     lo9, hi9 = P.median_range(costs, mixed, 4, level=0.99)
     assert hi9 - lo9 > hi4 - lo4
     with pytest.raises(ValueError, match="by_trajectory"):
@@ -193,6 +196,68 @@ def test_median_range_of_the_repeats():
         P.median_range(costs, mixed, 0)
     with pytest.raises(ValueError, match="level"):
         P.median_range(costs, mixed, 5, level=1.0)
+
+
+def test_median_range_never_goes_below_zero():
+    """Trajectories whose predictions differ widely (acceptance 0 on some, 1 on others) and
+    one repeat: the linear ± range of the old code went below 0 tokens/s (low ≈ −52); the
+    log-scale range stays positive and holds the pooled prediction."""
+    from specdec_core.llm import predict as P
+
+    costs = P.CostModel({1: 10.0, 8: 11.0}, {0: 0.0, 7: 30.0}, {0: 0.0, 7: 0.0})
+    groups = [P.sampled_traces(np.full(64, a), 7, sims=5, seed=i) for i, a in enumerate((0.0, 1.0, 0.0, 1.0))]
+    lo, hi = P.median_range(costs, groups, 1)
+    pooled = P.predict_decode(costs, [t for g in groups for t in g])["tokens_per_s"]
+    assert 0 < lo < pooled < hi
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    alphas=st.lists(st.floats(0.0, 1.0), min_size=2, max_size=5),
+    lengths=st.lists(st.integers(1, 40), min_size=5, max_size=5),
+    repeats=st.integers(1, 9),
+    level=st.floats(0.5, 0.999),
+)
+def test_median_range_is_positive_and_holds_the_pooled_prediction(alphas, lengths, repeats, level):
+    """Any trajectories (of different lengths too), repeats and level: 0 < low ≤ pooled ≤ high."""
+    from specdec_core.llm import predict as P
+
+    costs = P.CostModel({1: 20.0, 5: 26.0}, {0: 0.0, 4: 9.0}, {0: 0.1, 4: 0.3})
+    groups = [
+        P.sampled_traces(np.full(n, a), 4, sims=4, seed=i) for i, (a, n) in enumerate(zip(alphas, lengths))
+    ]
+    lo, hi = P.median_range(costs, groups, repeats, level=level)
+    pooled = P.predict_decode(costs, [t for g in groups for t in g])["tokens_per_s"]
+    assert 0 < lo <= pooled * (1 + 1e-12) and pooled <= hi * (1 + 1e-12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 60), st.integers(1, 4), st.integers(0, 2**16)), min_size=1, max_size=6)
+)
+def test_predict_decode_combines_traces_of_different_lengths(specs):
+    """Traces of different lengths (trajectories cut by a stop token): tokens/s is all tokens
+    over all time, so it lies between the slowest and the fastest trace's own speed. The old
+    code divided the *first* trace's tokens by the mean time: two plain traces of 10 and 30
+    tokens at 100 tokens/s each were predicted at 50 tokens/s."""
+    from specdec_core.llm import predict as P
+
+    costs = P.CostModel({1: 10.0, 5: 14.0}, {0: 0.0, 4: 6.0}, {0: 0.2, 4: 0.5})
+    traces = [
+        P.sampled_traces(np.random.default_rng(seed).random(n), g, sims=1, seed=seed)[0]
+        for n, g, seed in specs
+    ]
+    own = [P.predict_decode(costs, t)["tokens_per_s"] for t in traces]
+    ms = [P.predict_decode(costs, t)["decode_ms"] for t in traces]
+    pr = P.predict_decode(costs, traces)
+    assert pr["decode_ms"] == pytest.approx(np.mean(ms))
+    assert pr["tokens_per_s"] == pytest.approx(1e3 * sum(t.tokens for t in traces) / sum(ms))
+    assert min(own) * (1 - 1e-12) <= pr["tokens_per_s"] <= max(own) * (1 + 1e-12)
+    assert P.predict_decode(costs, traces + traces)["tokens_per_s"] == pytest.approx(pr["tokens_per_s"])
+    plain = P.CostModel({1: 10.0})
+    assert P.predict_decode(plain, [P.plain_trace(10), P.plain_trace(30)])["tokens_per_s"] == pytest.approx(
+        100.0
+    )
 
 
 def test_range_summary_of_the_stored_results():

@@ -290,11 +290,18 @@ def median_range(
 
     At temperature 1 every timed run samples its own trajectory, so its acceptance varies from
     run to run as much as from one teacher-forced trajectory to another. Each trajectory's
-    traces give one prediction (:func:`predict_decode`); with s their standard deviation, the
-    median of ``repeats`` runs has a standard error of about 1.2533·s/√repeats (the median of
-    a normal sample), and the range is the pooled prediction ± z·that (z for the central
-    ``level``). Costs are taken as fixed: the range is acceptance's share of the uncertainty,
-    and with a handful of trajectories s is itself rough."""
+    traces give one prediction (:func:`predict_decode`). A speed is positive and its spread is
+    multiplicative, so the range is built on the log scale, where the median is exact (the
+    median of log speeds is the log of the median speed): with s the standard deviation of the
+    trajectories' log predictions, the median of ``repeats`` runs has a standard error of about
+    1.2533·s/√repeats (the median of a normal sample), and the range is the pooled prediction
+    ×/÷ exp(z·that) (z for the central ``level``). Its low end is therefore always above 0
+    (a ± range on the linear scale went negative when trajectories differed widely), and for a
+    small spread it is the linear ± range to first order. Costs are taken as fixed: the range
+    is acceptance's share of the uncertainty, and with a handful of trajectories s is itself
+    rough. Trajectories may differ in length (a stop token): each one's speed is its own
+    tokens over its own time, and the pooled prediction weights them as :func:`predict_decode`
+    does."""
     groups = [list(g) for g in by_trajectory]
     if len(groups) < 2 or not all(groups):
         raise ValueError("by_trajectory must hold the traces of at least 2 trajectories, none empty")
@@ -302,16 +309,20 @@ def median_range(
         raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
         raise ValueError(f"level must be a number in (0, 1), got {level!r}")
-    per = np.array([predict_decode(costs, g)["tokens_per_s"] for g in groups])
+    per = np.log([predict_decode(costs, g)["tokens_per_s"] for g in groups])
     center = predict_decode(costs, [t for g in groups for t in g])["tokens_per_s"]
     half = NormalDist().inv_cdf((1 + level) / 2) * 1.2533 * float(np.std(per, ddof=1)) / np.sqrt(repeats)
-    return center - half, center + half
+    return center * float(np.exp(-half)), center * float(np.exp(half))
 
 
 def predict_decode(costs: CostModel, traces) -> dict:
-    """Predicted decode-only time and tokens/s: the mean over ``traces`` (RoundTraces) of
-    Σ_rounds costs.round_ms(γ_r). Raises TypeError for anything else (a timed run's record
-    cannot be passed in)."""
+    """Predicted decode-only time and tokens/s: ``decode_ms`` the mean over ``traces``
+    (RoundTraces) of Σ_rounds costs.round_ms(γ_r), ``tokens_per_s`` all traces' tokens over all
+    their time (mean tokens ÷ mean time: each trace's own speed weighted by its time, as one long
+    run through them all would measure). Traces may differ in length (trajectories cut by a stop
+    token); for traces of one length this is tokens ÷ ``decode_ms``. ``rounds``, ``mean_k`` and
+    ``alpha`` are means per trace, per round and per checked proposal. Raises TypeError for
+    anything else (a timed run's record cannot be passed in)."""
     if not isinstance(costs, CostModel):
         raise TypeError(f"costs must be a CostModel, got {type(costs).__name__}")
     if isinstance(traces, RoundTrace):
@@ -320,11 +331,10 @@ def predict_decode(costs: CostModel, traces) -> dict:
     if not traces or not all(isinstance(t, RoundTrace) for t in traces):
         raise TypeError("traces must be RoundTrace objects (teacher forcing), not run records")
     ms = [sum(costs.round_ms(g, first=(r == 0)) for r, g in enumerate(t.gammas)) for t in traces]
-    n = traces[0].tokens
     mean_ms = float(np.mean(ms))
     return {
         "decode_ms": mean_ms,
-        "tokens_per_s": 1e3 * n / mean_ms,
+        "tokens_per_s": 1e3 * float(np.mean([t.tokens for t in traces])) / mean_ms,
         "rounds": float(np.mean([t.rounds for t in traces])),
         "mean_k": float(np.mean([t.tokens / t.rounds for t in traces])),
         "alpha": float(
