@@ -190,6 +190,10 @@ class StaleProcessed:
         return tuple(toks), np.stack(rows) if rows else np.zeros((0, self.vocab_size or 0))
 
 
+#: round_output_law enumerates up to V^(γ+1) outputs of one round: at most this many.
+MAX_ENUMERATED = 10**6
+
+
 def _round_row(model, start, continuation, name):
     if hasattr(model, "round_row"):
         row = model.round_row(start, continuation)
@@ -205,6 +209,12 @@ def round_output_law(target: LawModel, draft: LawModel, start: Sequence[int], ga
     that may depend on the round's start (``round_row``) — the strict rule, unnormalized
     residual mass 1 − α at a rejection."""
     g = check_gamma(gamma)
+    V = len(_round_row(target, start, (), "target"))
+    if (g + 1) * np.log10(max(V, 1)) > np.log10(MAX_ENUMERATED) + 1e-9:
+        raise ValueError(
+            f"gamma = {g} would enumerate up to {V}^{g + 1} round outputs; at most "
+            f"{MAX_ENUMERATED:,} are enumerated"
+        )
     law: dict = {}
 
     def add(seq, prob):

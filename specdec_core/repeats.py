@@ -77,17 +77,27 @@ def paired_ratio(numer: Sequence[float], denom: Sequence[float], level: float = 
     return PairedRatio(math.exp(m), math.exp(m - h), math.exp(m + h), n, sd, lv)
 
 
+#: repeats_needed searches n up to ``max_n``: at most this many repeats.
+MAX_REPEATS = 10**6
+
+
 def repeats_needed(sd_log: float, precision: float, level: float = 0.95, max_n: int = 10_000) -> int:
     """The smallest n whose interval (1) has half-width ≤ log(1 + precision) on the log scale
-    (e.g. precision 0.05: ±5 %), for a spread ``sd_log`` of the paired log-ratios."""
+    (e.g. precision 0.05: ±5 %), for a spread ``sd_log`` of the paired log-ratios; ValueError
+    when more than ``max_n`` (an int in [2, MAX_REPEATS]) would be needed. The search starts at
+    the normal bound (z·sd_log / log(1 + precision))², below which no n can do (t_{n−1} > z)."""
     sd_log = float(check_nonnegative(sd_log, "sd_log", "a finite number >= 0"))
     if isinstance(precision, bool) or not isinstance(precision, (int, float)) or not 0 < precision < 10:
         raise ValueError(f"precision must be a number in (0, 10), got {precision!r}")
     lv = _level(level)
-    from scipy.stats import t
+    max_n = check_int(max_n, "max_n", 2, MAX_REPEATS, f"an integer in [2, {MAX_REPEATS:,}]")
+    from scipy.stats import norm, t
 
     target = math.log1p(precision)
-    for n in range(2, max_n + 1):
+    bound = float(norm.ppf(0.5 + lv / 2)) * sd_log / target  # √n must exceed this
+    if bound > math.sqrt(max_n):
+        raise ValueError(f"more than max_n = {max_n} repeats needed")
+    for n in range(max(2, math.floor(bound * bound)), max_n + 1):
         if float(t.ppf(0.5 + lv / 2, n - 1)) * sd_log / math.sqrt(n) <= target:
             return n
     raise ValueError(f"more than max_n = {max_n} repeats needed")

@@ -54,6 +54,11 @@ if TYPE_CHECKING:
 
 # ---------------------------------------------------------------- checks
 
+#: The most proposals one speculative_round drafts: a round keeps γ draft rows and γ + 1
+#: target rows of V probabilities, so an absurd γ (10**9) is refused, not a MemoryError or a
+#: draft loop that never ends. Papers use γ ≲ 16; speculative_generate caps γ by the tokens left.
+MAX_GAMMA = 4096
+
 
 def check_prefix(prefix: Tokens, vocab: int | None = None) -> tuple:
     """A prefix: a sequence of integer token ids (not a string; no floats, bools or negatives;
@@ -360,6 +365,11 @@ def speculative_round(
     vocab = declared if vocab is None else check_int(vocab, "vocab", 1)
     prefix = check_prefix(prefix, vocab)
     gamma = check_gamma(gamma)
+    if gamma > MAX_GAMMA:
+        raise ValueError(
+            f"gamma = {gamma:,} proposals in one round: at most {MAX_GAMMA:,} are drafted "
+            "(each keeps a draft row and a target row of V probabilities)"
+        )
     rng = check_rng(rng)
     check_rule(correction, "correction")
     stops = check_stop(stop)

@@ -19,6 +19,7 @@ Pure layer: fractions only.
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -54,6 +55,10 @@ def _check_chars(char_probs) -> dict:
     return dict(zip(char_probs, vals))
 
 
+#: proposal_law enumerates len(char_probs)^lookahead draft texts: at most this many.
+MAX_ENUMERATED = 10**6
+
+
 def proposal_law(
     char_probs: Mapping[str, Scalar], target_vocab: Sequence[str], lookahead: int | None = None
 ) -> dict[str, Fraction]:
@@ -62,9 +67,22 @@ def proposal_law(
     first token), the text is re-tokenized by :func:`longest_match`, and its first token is the
     proposal. {target token: Fraction}."""
     chars = _check_chars(char_probs)
+    if (
+        isinstance(target_vocab, str)
+        or not target_vocab
+        or not all(isinstance(v, str) and v for v in target_vocab)
+    ):
+        raise ValueError(
+            f"target_vocab must be a non-empty sequence of non-empty strings, got {target_vocab!r}"
+        )
     n = check_int(
         lookahead if lookahead is not None else max(len(v) for v in target_vocab), "lookahead", 1, 12
     )
+    if n * math.log10(len(chars)) > math.log10(MAX_ENUMERATED) + 1e-9:
+        raise ValueError(
+            f"lookahead = {n} would enumerate {len(chars)}^{n} draft texts (char_probs has "
+            f"{len(chars)} characters); at most {MAX_ENUMERATED:,} are enumerated"
+        )
     law: dict = {}
     for text in itertools.product(chars, repeat=n):
         prob = Fraction(1)
