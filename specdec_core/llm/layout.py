@@ -288,8 +288,17 @@ def choose_layout(
     )
 
 
-def pick(timings: dict[str, dict[int, float]], **info) -> LayoutChoice:
-    """The choice from a table of timings {"storage/method": {T: ms}} (see :func:`choose_layout`)."""
+#: A copy of the weights in another storage is made only if its total beats the loaded rows' by
+#: more than this share: within it, the timings do not tell them apart on a shared machine (two
+#: runs a minute apart ranked them differently here), and a copy costs load time and prefill speed.
+COPY_MARGIN = 0.05
+
+
+def pick(timings: dict[str, dict[int, float]], margin: float = COPY_MARGIN, **info) -> LayoutChoice:
+    """The choice from a table of timings {"storage/method": {T: ms}} (see :func:`choose_layout`):
+    the storage with the least total over the T every storage was timed at, except that the
+    loaded rows are kept unless the best other storage is more than ``margin`` faster in total;
+    then, per T, that storage's fastest method."""
     if not timings:
         raise ValueError("timings is empty")
     by_storage: dict[str, dict[int, tuple[float, str]]] = {}
@@ -300,7 +309,10 @@ def pick(timings: dict[str, dict[int, float]], **info) -> LayoutChoice:
             if cur is None or ms < cur[0]:
                 by_storage[s][T] = (ms, m)
     Ts = set.intersection(*(set(d) for d in by_storage.values()))
-    best = min(by_storage, key=lambda s: (sum(by_storage[s][T][0] for T in Ts), s != "rows"))
+    total = {s: sum(by_storage[s][T][0] for T in Ts) for s in by_storage}
+    best = min(total, key=lambda s: (total[s], s != "rows"))
+    if "rows" in total and best != "rows" and total[best] > (1 - float(margin)) * total["rows"]:
+        best = "rows"
     plan = {T: by_storage[best][T][1] for T in sorted(by_storage[best])}
     return LayoutChoice(storage=best, plan=plan, timings=timings, **info)
 
