@@ -48,3 +48,22 @@ def test_sampled_traces_use_alpha_by_depth():
     assert all(acc == g for t in flat for g, acc in zip(t.gammas, t.accepted))
     with pytest.raises(ValueError, match="alpha"):
         P.sampled_traces(np.ones((2, 2, 2)), 1)
+
+
+def test_alpha_for_a_speedup_gives_that_speedup():
+    from specdec_core.counts import expected_output_count
+
+    c = costs(40, 50, 2)
+    for s, g in ((1.0, 1), (1.1, 1), (1.5, 3), (2.0, 4)):
+        a = P.break_even_alpha(c, g, speedup=s)
+        assert a is not None and 0 <= a <= 1
+        # E[K] tokens per round at that α, against the round's cost in plain steps: the speed-up asked for
+        assert float(expected_output_count(a, g)) * c.round_ms(0) / c.round_ms(g) == pytest.approx(
+            s, rel=1e-6
+        )
+    assert P.break_even_alpha(c, 1, speedup=1.0) == P.break_even_alpha(c, 1)
+    assert P.break_even_alpha(c, 1, speedup=1.5) > P.break_even_alpha(c, 1, speedup=1.1)
+    assert P.break_even_alpha(c, 1, speedup=3.0) is None  # two tokens a round cannot be 3 steps' worth
+    for bad in (0, -1.0, float("nan"), "1.1"):
+        with pytest.raises(ValueError, match="speedup"):
+            P.break_even_alpha(c, 1, speedup=bad)

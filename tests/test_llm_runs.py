@@ -279,3 +279,34 @@ def test_range_summary_of_the_stored_results():
     assert report.range_summary(moved)[0] == inside - int(
         cap.predictions[c].low <= m <= cap.predictions[c].high
     )
+
+
+def test_goal_gap_reads_the_best_predicted_genuine_q_configuration():
+    """report.goal_gap: per workload, the genuine-q configuration the prediction ranked best (not the
+    best measured), its measured interval against the goal, and the α that goal needs at the
+    measured costs."""
+    from specdec_core.llm import predict as P
+    from specdec_core.llm import report
+    from specdec_core.measured import read_capstone
+
+    cap = read_capstone()
+    lines = report.goal_gap(cap, goal=1.1)
+    assert [ln.split(":")[0] for ln in lines] == list(report.WORKLOADS)
+    for w, line in zip(report.WORKLOADS, lines):
+        cands = [
+            k
+            for k in cap.predictions
+            if k.workload == w and k.temperature == 1.0 and k.draft in report.GENUINE_Q
+        ]
+        best = max(cands, key=lambda k: cap.predictions[k].tokens_per_s)
+        assert f"{report.DRAFTS[best.draft]} γ = {best.gamma} " in line
+        need = P.break_even_alpha(cap.micro.cost_model(1.0, best.draft), best.gamma, speedup=1.1)
+        assert f"×1.1 needs α ≥ {need:.2f}" in line
+        pr = cap.runs[best].speedup_paired
+        want = (
+            "above ×1.1" if pr.low > 1.1 else ("below ×1.1" if pr.high < 1.1 else "×1.1 inside its interval")
+        )
+        assert want in line
+    # a goal no round of these γ can reach, and one every run clears
+    assert all("no α reaches it" in ln and "below ×50" in ln for ln in report.goal_gap(cap, goal=50))
+    assert all("above ×0.1" in ln for ln in report.goal_gap(cap, goal=0.1))

@@ -354,21 +354,23 @@ def plain_trace(n: int) -> RoundTrace:
     return RoundTrace((0,) * n, (0,) * n)
 
 
-def break_even_alpha(costs: CostModel, gamma: int, *, tol: float = 1e-9):
+def break_even_alpha(costs: CostModel, gamma: int, *, speedup: float = 1.0, tol: float = 1e-9):
     """The acceptance α at which speculative decoding with ``gamma`` proposals per round
     matches plain decoding under ``costs`` (iid acceptance, notebook 04's E[K]):
 
-        E[K](α, γ) · (verify(1) + overhead(0)) = draft(γ) + verify(γ + 1) + overhead(γ).
+        E[K](α, γ) · (verify(1) + overhead(0)) = draft(γ) + verify(γ + 1) + overhead(γ),
 
-    E[K] grows from 1 (α = 0) to γ + 1 (α = 1), so the root is unique; returns None when even
-    α = 1 does not pay (the round costs more than γ + 1 plain steps)."""
+    or, with ``speedup`` s, is s times as fast (E[K] · step = s · round). E[K] grows from 1
+    (α = 0) to γ + 1 (α = 1), so the root is unique; returns None when even α = 1 does not
+    reach it (the round costs more than (γ + 1)/s plain steps)."""
     from ..counts import expected_output_count
-    from ..distributions import check_int
+    from ..distributions import check_int, check_positive
 
     if not isinstance(costs, CostModel):
         raise ValueError(f"costs must be a CostModel, got {type(costs).__name__}")
     gamma = check_int(gamma, "gamma", 1)
-    need = costs.round_ms(int(gamma)) / costs.round_ms(0)  # E[K] the round must reach
+    s = float(check_positive(speedup, "speedup"))
+    need = s * costs.round_ms(int(gamma)) / costs.round_ms(0)  # E[K] the round must reach
     if need <= 1:
         return 0.0
     if need > gamma + 1:

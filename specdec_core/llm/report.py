@@ -335,6 +335,49 @@ def break_even_by_workload(cap: Capstone, draft: str, gamma: int, temperature: f
     return lines
 
 
+#: Drafts whose q is a real distribution over the vocabulary (prompt lookup's is one-hot).
+GENUINE_Q = ("ngram", "exit", "feature")
+
+
+def goal_gap(cap: Capstone, goal: float = 1.1, temperature: float = 1.0) -> list[str]:
+    """Per workload, how far the drafts with a genuine q are from a decode-only speed-up of
+    ``goal``: the configuration with the best *predicted* speed-up among them (chosen from the
+    predictions, not from the measurements, so it is not the maximum of noisy repeats), its
+    measured speed-up, the α its runs reached and the α a round of that γ needs for ``goal``
+    at the measured costs (:func:`break_even_alpha` with ``speedup=goal``). Whether the goal is
+    reached is read from the paired interval (above, below, or inside it), not the point."""
+    c = _cap(cap)
+    lines = []
+    for w in WORKLOADS:
+        plain = c.predictions.get(Config(w, float(temperature), PLAIN, 0))
+        cands = [
+            k
+            for k in c.predictions
+            if k.workload == w
+            and k.temperature == float(temperature)
+            and k.draft in GENUINE_Q
+            and k in c.runs
+        ]
+        if plain is None or not cands:
+            continue
+        k = max(cands, key=lambda k: c.predictions[k].tokens_per_s)
+        r = c.runs[k]
+        need = break_even_alpha(c.micro.cost_model(temperature, k.draft), k.gamma, speedup=goal)
+        gap = "no α reaches it" if need is None else f"×{goal:g} needs α ≥ {need:.2f}"
+        pr = r.speedup_paired
+        verdict = (
+            f"above ×{goal:g}"
+            if pr.low > goal
+            else (f"below ×{goal:g}" if pr.high < goal else f"×{goal:g} inside its interval")
+        )
+        lines.append(
+            f"{w}: {DRAFTS.get(k.draft, k.draft)} γ = {k.gamma} (best predicted, ×"
+            f"{c.predictions[k].tokens_per_s / plain.tokens_per_s:.2f}); measured "
+            f"{fmt_interval(r.speedup_paired)}, {verdict}; α {r.alpha.median:.2f}, {gap}"
+        )
+    return lines
+
+
 def ceiling(cap: Capstone, gamma: int, temperature: float = 0.0) -> float:
     """The speed-up a free, always-accepted draft would reach at γ: E[K] at α = 1 (γ + 1 tokens)
     over the cost of scoring γ + 1 positions in decode steps."""
