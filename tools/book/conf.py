@@ -111,5 +111,20 @@ def _copy_mathjax(app, exception):
         )
 
 
+def _unsplit_display_math(app, doctree):
+    """Display math holding a line break (``\\\\``) is passed to MathJax as written, between
+    ``\\[ … \\]``. Sphinx would wrap it in ``\\begin{split}``, where MathJax rejects the
+    ``\\tag{n}`` that numbers the notebooks' equations (and an ``aligned`` inside it): Lab
+    typesets the same source without the wrapper, and so must the site."""
+    from docutils import nodes
+
+    for node in doctree.findall(nodes.math_block):
+        text = node.astext()
+        if "\\\\" in text and not node.get("nowrap"):
+            node["nowrap"] = True
+            node.children = [nodes.Text("\\[" + text + "\\]")]
+
+
 def setup(app):
+    app.connect("doctree-read", _unsplit_display_math)
     app.connect("build-finished", _copy_mathjax)
