@@ -208,27 +208,23 @@ def read_floor_ms(arrays, reps: int = 5, threads: int = 1, before=None) -> tuple
     return min(med.values()), med
 
 
-def sample_matrices(weights: dict, layers=(0, None, -1), head_rows: int = 8192) -> dict[str, np.ndarray]:
+def sample_matrices(weights: dict, head_rows: int = 8192) -> dict[str, np.ndarray]:
     """{name: (out, in) matrix} timed by :func:`choose_layout`: every matrix of the first,
     middle and last layer, and the first ``head_rows`` rows of the head (the head is the
     largest matrix; a slice has its shape's inner dimension)."""
-    names = sorted({k.split(".")[0] for k in weights if "." in k and k.split(".")[0].isdigit()}, key=int)
-    if not names:
+
+    def layer(k: str) -> int | None:
+        first = k.split(".")[0]
+        return int(first) if "." in k and first.isdigit() else None
+
+    layers = sorted({layer(k) for k in weights} - {None})
+    if not layers:
         raise ValueError("weights holds no layer matrices")
-    n = len(names)
-    pick = sorted({int(names[0]), int(names[n // 2]), int(names[-1])})
-    out = {
-        k: as_rows(w)
-        for k, w in weights.items()
-        if "." in k
-        and k.split(".")[0].isdigit()
-        and int(k.split(".")[0]) in pick
-        and getattr(w, "ndim", 2) == 2
-    }
-    out = {k: v for k, v in out.items() if getattr(v, "ndim", 0) == 2}
+    chosen = {layers[0], layers[len(layers) // 2], layers[-1]}
+    out = {k: as_rows(w) for k, w in weights.items() if layer(k) in chosen and getattr(w, "ndim", 0) == 2}
     if "head" in weights:
         h = as_rows(weights["head"])
-        out["head"] = h[: min(int(head_rows), h.shape[0])]
+        out["head"] = h[: min(check_int(head_rows, "head_rows", 1), h.shape[0])]
     return out
 
 
