@@ -51,6 +51,16 @@ class PairedRatio:
     sd_log: float
     level: float
 
+    @staticmethod
+    def undefined_fields(d: dict) -> frozenset[str]:
+        """Fields that are NaN by definition in the record ``d`` (its stored form): fewer than
+        2 pairs have no interval. A results reader stores them as null and reads them back as NaN."""
+        return (
+            frozenset({"low", "high", "sd_log"})
+            if isinstance(d.get("n"), int) and d["n"] < 2
+            else frozenset()
+        )
+
     def __str__(self):
         if self.n < 2:
             return f"×{self.ratio:.2f} (one pair: no interval)"

@@ -155,12 +155,10 @@ def _convert(tp, v, where):
 
 def _undefined(cls, d: dict) -> frozenset:
     """Float fields that are NaN by definition in this record, stored as null and read back as
-    NaN: a paired ratio of fewer than 2 pairs has no interval (:func:`~specdec_core.repeats.paired_ratio`)."""
-    from ..repeats import PairedRatio
-
-    if cls is PairedRatio and isinstance(d.get("n"), int) and d["n"] < 2:
-        return frozenset({"low", "high", "sd_log"})
-    return frozenset()
+    NaN: what the record's own ``undefined_fields(d)`` names (e.g. a paired ratio of fewer than
+    2 pairs has no interval, :class:`~specdec_core.repeats.PairedRatio`); none otherwise."""
+    rule = getattr(cls, "undefined_fields", None)
+    return frozenset(rule(d)) if rule is not None else frozenset()
 
 
 def from_json(cls, d: dict, where: str = "", *, given: dict | None = None, ignore: tuple[str, ...] = ()):
