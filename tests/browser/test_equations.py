@@ -1,0 +1,144 @@
+"""Every display equation fits its cell in JupyterLab, number included (issue 38 item 5): measured
+in Chromium, not estimated.
+
+The lab walk of 2026-12-05 found 13 display equations that lost their right side or their number
+at 1024 px with the file browser open (01 (7) without "= 1 − TV(p, q)", 04 (5) without "rounds
+1 … t−1"), and one cut even at 1280. An estimate of the typeset width from the LaTeX source had
+passed them all. So this test opens every notebook once in the session's Lab page (no cell is
+run), with the file browser open as in JupyterLab's default layout, opens every ``<details>``
+(solutions are read too), and for each window width of ``WIDTHS`` measures every display equation
+MathJax has typeset — in markdown and in stored outputs: the union of the boxes of its body and
+its number (MathJax's ``mjx-table`` and ``mjx-labels`` cell; the whole ``mjx-math`` for an
+equation without a number) must lie inside the cell's rendered text. A number pushed onto the
+body counts too (MathJax then widens the container past the cell instead).
+
+The window is 1024×768 and 1280×900 (the browser suite's own size); the notebook is opened once and
+the window resized. Lab lays cells out lazily (``content-visibility``), so each equation is
+scrolled into view before it is measured.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from labdriver import NOTEBOOKS_SRC, command, show_file_browser
+
+#: Window sizes, (width, height) in CSS px at device scale 1: a small laptop or half a screen, and
+#: the size every other browser test uses.
+WIDTHS = ((1024, 768), (1280, 900))
+#: Every notebook of the collection (numbered NN or NNx), whoever wrote it.
+NOTEBOOKS = sorted(p for p in NOTEBOOKS_SRC.glob("[0-9][0-9]*-*.ipynb"))
+
+#: The display equations of markdown: $$ … $$ (what MathJax typesets in display mode).
+DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
+
+TYPESET = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  if (!w || !w.content || !w.context || !w.context.isReady) return -1;
+  w.node.querySelectorAll('details').forEach((d) => { d.open = true; });
+  return w.node.querySelectorAll('.jp-MarkdownCell mjx-container[display="true"]').length;
+}"""
+
+# For every typeset display equation (markdown display math, and any MathJax in an output):
+# where its body and number are, against the box of the text it sits in.
+MEASURE = """async () => {
+  const frame = () => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)));
+  const w = window.jupyterapp.shell.currentWidget;
+  const found = [];
+  const cells = w.content.widgets;
+  for (let i = 0; i < cells.length; i++) {
+    const node = cells[i].node;
+    const eqs = [...node.querySelectorAll('.jp-MarkdownCell mjx-container[display="true"], '
+                                          + '.jp-OutputArea-output mjx-container')];
+    for (const c of eqs) {
+      c.scrollIntoView({block: 'nearest'});
+      await frame();
+      if (c.getClientRects().length === 0) continue;   // not shown (e.g. a hidden output)
+      const text = c.closest('.jp-RenderedHTMLCommon, .jp-RenderedLatex, .jp-OutputArea-output');
+      const box = text.getBoundingClientRect();
+      const parts = [...c.querySelectorAll(':scope > mjx-math > mjx-mtable > mjx-table, '
+                                           + ':scope > mjx-math > mjx-mtable > mjx-labels mjx-mtd')];
+      if (parts.length === 0) parts.push(c.querySelector('mjx-math') || c);
+      const rects = parts.map((e) => e.getBoundingClientRect()).filter((r) => r.width > 0);
+      if (!rects.length) continue;
+      const left = Math.min(...rects.map((r) => r.left)), right = Math.max(...rects.map((r) => r.right));
+      const mml = c.querySelector('mjx-assistive-mml');
+      const label = mml && mml.querySelector('mlabeledtr > mtd');   // the number, as text
+      found.push({
+        cell: i,
+        number: label ? label.textContent.trim() : '',
+        text: (mml ? mml.textContent : c.textContent).replace(/\\s+/g, ' ').trim().slice(0, 70),
+        left: Math.round(left), right: Math.round(right),
+        boxLeft: Math.round(box.left), boxRight: Math.round(box.right),
+      });
+    }
+  }
+  return found;
+}"""
+
+
+def markdown_display_count(path: Path) -> int:
+    nb = nbformat.read(path, as_version=4)
+    return sum(len(DISPLAY.findall(c.source)) for c in nb.cells if c.cell_type == "markdown")
+
+
+def overflowing(measured: list[dict], width: int) -> list[str]:
+    """The equations of ``measured`` whose body or number leaves its text box, as readable lines."""
+    out = []
+    for e in measured:
+        over = max(e["right"] - e["boxRight"], e["boxLeft"] - e["left"])
+        if over > 1:
+            out.append(
+                f"{width} px: cell {e['cell']} eq {e['number'] or '(unnumbered)'}: spans x "
+                f"{e['left']}..{e['right']}, its cell's text {e['boxLeft']}..{e['boxRight']} "
+                f"({over} px over): {e['text']}"
+            )
+    return out
+
+
+def test_overflow_check_can_fail():
+    """The verdict on measured boxes: inside passes, a number or body past either edge fails."""
+    inside = {
+        "cell": 3,
+        "number": "(1)",
+        "text": "x",
+        "left": 400,
+        "right": 960,
+        "boxLeft": 378,
+        "boxRight": 970,
+    }
+    assert overflowing([inside], 1024) == []
+    assert overflowing([{**inside, "right": 1134}], 1024)[0].startswith("1024 px: cell 3 eq (1)")
+    assert overflowing([{**inside, "left": 370}], 1024)
+    assert overflowing([{**inside, "right": 971}], 1024) == []  # a rounding pixel is not a cut
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name.split("-")[0])
+def test_display_equations_fit_their_cells(lab, lab_page, path):
+    page = lab_page
+    relpath = f"notebooks/{path.name}"
+    expected = markdown_display_count(path)
+    try:
+        page.set_viewport_size({"width": WIDTHS[0][0], "height": WIDTHS[0][1]})
+        assert command(page, "docmanager:open", {"path": relpath, "factory": "Notebook"}) == "ok"
+        show_file_browser(page)
+        page.wait_for_function(f"() => ({TYPESET})() >= {expected}", timeout=60_000, polling=200)
+        problems, counted = [], set()
+        for width, height in WIDTHS:
+            page.set_viewport_size({"width": width, "height": height})
+            page.wait_for_timeout(400)  # Lab lays out again on the window's resize event
+            measured = page.evaluate(MEASURE)
+            counted.add(len(measured))
+            problems += overflowing(measured, width)
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})
+    assert min(counted) >= expected, (
+        f"{path.name}: {expected} display equations in the source, measured {counted}"
+    )
+    assert not problems, (
+        f"{path.name}: display equations leave their cell (break them into aligned lines, \\\\, keeping "
+        "the \\tag):\n" + "\n".join(problems)
+    )
