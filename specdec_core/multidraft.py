@@ -27,6 +27,23 @@ Two **lossy** rules are kept for comparison (:data:`MULTI_DRAFT_RULES`):
   with p(x) > min(ε, δ·exp(−H(p))) (H in nats); if none passes, draw from p. (Medusa itself takes
   the target's greedy choice for the first token; here the fallback is a sample from p.)
 
+**How the candidates are chosen** (``children``, :data:`CHILD_CHOICES`) matters as much as the
+rule. Verification divides by the law a candidate *really* came from:
+
+* ``"sampled"`` — drawn from q as above (the default);
+* ``"top_k"`` — the draft's k most likely tokens, taken deterministically (EAGLE-2's tree), and
+  with a ``threshold`` only those whose q(x) reaches it: each is a *one-hot* proposal (it was
+  certain, given the draft's row), so it is kept with probability tᵢ(xᵢ) and a rejection zeroes
+  xᵢ in the current target and renormalizes (the residual of a one-hot proposal). Lossless, the
+  confidence pruning included: it depends on the row only, not on a random draw;
+* ``"pruned"`` — drawn from q, then every candidate whose own q(x) is below ``threshold`` dropped,
+  and the rest verified as if drawn from q. Not lossless: the survivors come from q restricted
+  to the confident tokens, not from the q the verifier divides by. It is notebook 04's
+  withholding rule (eq. (5): a proposal may not depend on the token itself) at one position.
+
+:func:`candidate_outcomes` computes the law of the last two by enumerating every tuple of
+candidates and, for each, the verifier's exact outcome.
+
 Exact inputs (Fractions) give exact outputs, except that the typical rule's threshold involves
 exp(−H), so its *pass set* is decided in float64; the law given that set stays exact.
 """
@@ -48,6 +65,7 @@ from .distributions import (
     check_int,
     check_nonnegative,
     check_pair,
+    check_probability,
     check_rng,
     check_sequence,
     check_size,
@@ -62,6 +80,10 @@ if TYPE_CHECKING:
 
 #: Acceptance rules for several candidates. Only "recursive" keeps the target's law.
 MULTI_DRAFT_RULES = ("recursive", "no_update", "typical")
+
+#: How a node's candidates are chosen (module docstring): sampled from q, the draft's top k
+#: (verified as one-hot proposals), or sampled and then pruned by their own q (biased).
+CHILD_CHOICES = ("sampled", "top_k", "pruned")
 
 #: Float inputs only: a rejection mass below this is float rounding (t = s up to it), not a
 #: chance of rejection; the exact path never uses it.
@@ -86,6 +108,28 @@ def check_rule(rule: object, name: str = "rule") -> str:
 
 def check_replacement(replacement: object, name: str = "replacement") -> bool:
     return check_bool(replacement, name)
+
+
+def check_children(children: object, threshold: object = None) -> tuple[str, Scalar | None]:
+    """``children`` one of :data:`CHILD_CHOICES`; ``threshold`` a probability in [0, 1]: required
+    with ``"pruned"``, optional with ``"top_k"`` (drop top tokens whose q is below it), refused
+    with ``"sampled"``. Exact stays exact."""
+    if not isinstance(children, str) or children not in CHILD_CHOICES:
+        raise ValueError(f"children must be one of {CHILD_CHOICES}, got {children!r}")
+    if children == "pruned" and threshold is None:
+        raise ValueError('threshold is required with children="pruned" (prune candidates with q(x) below it)')
+    if children == "sampled" and threshold is not None:
+        raise ValueError(f'threshold is not used with children="sampled", got threshold={threshold!r}')
+    return children, None if threshold is None else check_probability(threshold, "threshold", scalar=True)
+
+
+def top_k_tokens(q: Probs, k: int) -> tuple[int, ...]:
+    """The draft's k most likely tokens, most likely first (ties: the lower index first); k may
+    not exceed the number of tokens q gives mass to."""
+    qa = check_distribution(q, "q")
+    k = check_k(k, qa, False)
+    order = sorted((x for x in range(len(qa)) if qa[x] > 0), key=lambda x: (-qa[x], x))
+    return tuple(order[:k])
 
 
 def check_typical(epsilon: float, delta: float) -> tuple[float, float]:
@@ -268,11 +312,22 @@ def multi_draft_law(
     replacement: bool = True,
     epsilon: float = TYPICAL_EPSILON,
     delta: float = TYPICAL_DELTA,
+    children: str = "sampled",
+    threshold: Scalar | None = None,
 ) -> MultiDraftLaw:
     """The exact law of one position with k candidates, by enumerating every candidate a
-    rejection can leave behind (no formula for the output is assumed)."""
+    rejection can leave behind (no formula for the output is assumed). ``children`` and
+    ``threshold``: how the candidates are chosen (:data:`CHILD_CHOICES`; module docstring)."""
     accepted, fallbacks = multi_draft_outcomes(
-        p, q, k, rule=rule, replacement=replacement, epsilon=epsilon, delta=delta
+        p,
+        q,
+        k,
+        rule=rule,
+        replacement=replacement,
+        epsilon=epsilon,
+        delta=delta,
+        children=children,
+        threshold=threshold,
     )
     pa, _, exact = check_pair(p, q)
     k = check_gamma(k, "k")
@@ -359,21 +414,136 @@ def multi_draft_outcomes(
     replacement: bool = True,
     epsilon: float = TYPICAL_EPSILON,
     delta: float = TYPICAL_DELTA,
+    children: str = "sampled",
+    threshold: Scalar | None = None,
 ) -> tuple[dict[tuple[int, int], Scalar], list[tuple[Scalar, np.ndarray]]]:
     """What can happen at one position with k candidates: ``({(index, token): probability that
     candidate ``index`` is accepted and is ``token``}, [(probability, fallback law), ...])`` for
-    the all-rejected paths. The tree verifier composes these node by node."""
+    the all-rejected paths. The tree verifier composes these node by node. Sampled candidates are
+    integrated over what each rejection leaves behind; ``"top_k"`` and ``"pruned"`` go through
+    :func:`candidate_outcomes`."""
+    children, threshold = check_children(children, threshold)
+    if children != "sampled":
+        return candidate_outcomes(
+            p,
+            q,
+            k,
+            children=children,
+            threshold=threshold,
+            rule=rule,
+            replacement=replacement,
+            epsilon=epsilon,
+            delta=delta,
+        )
     check_rule(rule)
     pa, qa, _ = check_pair(p, q)
     if pa.ndim != 1:
         raise ValueError(f"p and q must be single distributions (shape (V,)), got shape {pa.shape}")
     k = check_k(k, qa, replacement)
     _check_enumeration(k, qa, replacement)
-    pass_set = set()
-    if rule == "typical":
-        thr = typical_threshold(pa, epsilon, delta)
-        pass_set = {x for x in range(len(pa)) if float(pa[x]) > thr}
-    accepted, fallbacks = _outcomes(rule, pa, qa, k, replacement, pass_set)
+    accepted, fallbacks = _outcomes(rule, pa, qa, k, replacement, _pass_set(rule, pa, epsilon, delta))
+    return dict(accepted), fallbacks
+
+
+def _pass_set(rule, pa, epsilon, delta):
+    """The tokens the typical rule lets through (empty for the other rules)."""
+    if rule != "typical":
+        return set()
+    thr = typical_threshold(pa, epsilon, delta)
+    return {x for x in range(len(pa)) if float(pa[x]) > thr}
+
+
+# ------------------------------------------------------------------ candidates by tuple
+def _candidate_tuples(q, k, replacement, children, threshold):
+    """[(((slot, token), ...), probability)]: every tuple of candidates the draft can offer, in
+    slot order; a pruned candidate leaves its slot empty."""
+    one = 1 + 0 * q[0]
+    if children == "top_k":
+        top = enumerate(top_k_tokens(q, k))
+        return [(tuple((i, x) for i, x in top if threshold is None or q[x] >= threshold), one)]
+    draws = [((), one, q)]  # (drawn so far, probability, law of the next draw)
+    for j in range(k):
+        nxt = []
+        for drawn, pr, s in draws:
+            for x in range(len(q)):
+                if s[x] > 0:  # the law of the draw after x (none after the last one)
+                    after = s if replacement or j + 1 == k else _remove(s, x)
+                    nxt.append((drawn + (x,), pr * s[x], after))
+        draws = nxt
+    return [
+        (tuple((i, x) for i, x in enumerate(drawn) if children == "sampled" or q[x] >= threshold), pr)
+        for drawn, pr, _ in draws
+    ]
+
+
+def _one_hot(x, like):
+    out = 0 * like
+    out[x] = 1 + 0 * like[x]
+    return out
+
+
+def _next_proposal(s, x):
+    """The verifier's proposal law after candidate x, drawn without replacement: x removed."""
+    return _remove(s, x)
+
+
+def _verify_tuple(rule, p, q, kept, pr, replacement, children, pass_set, accepted, fallbacks):
+    """The verifier's exact outcome on one tuple of candidates ``kept`` (reached with
+    probability ``pr``), added to ``accepted`` and ``fallbacks``. The proposal law it divides by:
+    one-hot for top-k candidates; else q, without replacement with the earlier candidates removed."""
+    t, s, fb, reach, prev = p, q, p, pr, None
+    for i, x in kept:
+        if children == "top_k":
+            s = _one_hot(x, q)
+        elif prev is not None and not replacement:
+            s = _next_proposal(s, prev)
+        a = _accept_prob(rule, t, s, x, pass_set)
+        if a != 0:
+            accepted[(i, x)] += reach * a
+        reach = reach * (1 - a)
+        if reach == 0 or (t.dtype != object and reach < FLOAT_REJECT_TOL * pr):
+            return
+        t, fb = _next(rule, p, t, s)
+        prev = x
+    fallbacks.append((reach, fb))
+
+
+def candidate_outcomes(
+    p: Probs,
+    q: Probs,
+    k: int,
+    *,
+    children: str = "sampled",
+    threshold: Scalar | None = None,
+    rule: str = "recursive",
+    replacement: bool = True,
+    epsilon: float = TYPICAL_EPSILON,
+    delta: float = TYPICAL_DELTA,
+) -> tuple[dict[tuple[int, int], Scalar], list[tuple[Scalar, np.ndarray]]]:
+    """The same as :func:`multi_draft_outcomes`, computed another way: enumerate every tuple of
+    candidates the draft can offer (``children``: sampled from q, the top k, or sampled and those
+    with q(x) < ``threshold`` pruned) and, for each, the verifier's exact outcome. For sampled
+    candidates it must agree with :func:`multi_draft_outcomes` (the tests check it); it is the
+    only way to the law of top-k and pruned candidates."""
+    children, threshold = check_children(children, threshold)
+    check_rule(rule)
+    pa, qa, _ = check_pair(p, q)
+    if pa.ndim != 1:
+        raise ValueError(f"p and q must be single distributions (shape (V,)), got shape {pa.shape}")
+    k = check_k(k, qa, replacement and children != "top_k")
+    support = int(sum(1 for v in qa if v > 0))
+    tuples = 1 if children == "top_k" else math.perm(support, k) if not replacement else support**k
+    check_size(
+        tuples * k * len(qa),
+        f"k = {k} {children} candidates over {len(qa)} tokens",
+        MAX_ENUMERATION,
+        "table entries to enumerate",
+    )
+    pass_set = _pass_set(rule, pa, epsilon, delta)
+    accepted = defaultdict(lambda: 0 * pa[0])
+    fallbacks = []
+    for kept, pr in _candidate_tuples(qa, k, replacement, children, threshold):
+        _verify_tuple(rule, pa, qa, kept, pr, replacement, children, pass_set, accepted, fallbacks)
     return dict(accepted), fallbacks
 
 

@@ -34,8 +34,10 @@ from .multidraft import (
     MAX_ENUMERATION,
     TYPICAL_DELTA,
     TYPICAL_EPSILON,
+    check_children,
     check_replacement,
     multi_draft_outcomes,
+    top_k_tokens,
 )
 from .sampling import check_prefix
 from .trees import (
@@ -47,6 +49,7 @@ from .trees import (
     model_row,
     offered_children,
 )
+from .types import Scalar
 
 #: The exact laws enumerate outcomes; beyond this many (summed over the memoized subtrees) they
 #: refuse with a ValueError naming the tree and ``max_len`` rather than fill the memory.
@@ -103,12 +106,25 @@ def _bottom_up(root: tuple, memo_key: Callable, needs: Callable, value: Callable
     return memo[memo_key(root)]
 
 
-def _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key, shared=None):
+def _node_outcomes(
+    target,
+    draft,
+    tree,
+    rule,
+    replacement,
+    epsilon,
+    delta,
+    exact,
+    key,
+    shared=None,
+    children=("sampled", None),
+):
     """node, context -> (offered children, p, {(i, x): prob accepted}, [(prob, law)] for the
     round's last token from this node: the fallback after all rejections, or the bonus at a leaf).
 
     ``shared``: optional dict of verification outcomes by (context key, number of children), valid
-    across trees for the same models and options (:func:`family_curve` uses it)."""
+    across trees for the same models and options (:func:`family_curve` uses it). ``children``:
+    (how the children are chosen, the pruning threshold), see :data:`~specdec_core.multidraft.CHILD_CHOICES`."""
     cache = {}
     shared = {} if shared is None else shared
 
@@ -121,11 +137,19 @@ def _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact
                 q = model_row(draft, ctx, exact, "draft")
                 if len(q) != len(p):
                     raise ValueError(f"target and draft rows differ in size at {ctx}: {len(p)} vs {len(q)}")
-                kids = offered_children(kids, q, replacement)
+                kids = offered_children(kids, q, replacement and children[0] != "top_k")
                 sk = (key(ctx), len(kids))
                 if sk not in shared:
                     shared[sk] = multi_draft_outcomes(
-                        p, q, len(kids), rule=rule, replacement=replacement, epsilon=epsilon, delta=delta
+                        p,
+                        q,
+                        len(kids),
+                        rule=rule,
+                        replacement=replacement,
+                        epsilon=epsilon,
+                        delta=delta,
+                        children=children[0],
+                        threshold=children[1],
                     )
                 accepted, fallbacks = shared[sk]
             else:
@@ -150,19 +174,25 @@ def tree_round_law(
     exact: bool = True,
     key: Callable[[tuple], Hashable] | None = None,
     max_len: int | None = None,
+    children: str = "sampled",
+    threshold: Scalar | None = None,
 ) -> dict:
     """{emitted tokens (tuple): probability} for one tree round from ``prefix``, by enumeration.
 
     Without replacement a node offers only as many children as the draft has tokens there (the
     rest of its slots stay empty). ``key(prefix)`` may name a cache key for contexts whose rows are
     equal (e.g. :func:`last_token_key` for the toy language); ``None`` caches by full prefix.
-    ``max_len``: keep only the first ``max_len`` emitted tokens (their law is still exact)."""
+    ``max_len``: keep only the first ``max_len`` emitted tokens (their law is still exact).
+    ``children``, ``threshold``: how a node's children are chosen (sampled from the draft's row,
+    its top k verified as one-hot proposals, or sampled and pruned by their own q: see
+    :data:`~specdec_core.multidraft.CHILD_CHOICES`)."""
     check_tree_options(rule, replacement, epsilon, delta, tree, exact)
+    ch = check_children(children, threshold)
     prefix = check_tree_models(target, draft, prefix, key)
     if max_len is not None:
         max_len = check_gamma(max_len, "max_len")
     key = key or tuple
-    node = _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key)
+    node = _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key, children=ch)
     return _round_law(node, key, exact, tree.n_nodes)(-1, prefix, -1 if max_len is None else max_len)
 
 
@@ -226,18 +256,21 @@ def tree_sequence_law(
     delta: float = TYPICAL_DELTA,
     exact: bool = True,
     key: Callable[[tuple], Hashable] | None = None,
+    children: str = "sampled",
+    threshold: Scalar | None = None,
 ) -> dict:
     """{first ``length`` tokens: probability} when tree rounds run until ``length`` tokens exist
-    (the last round's extra tokens cut off). For the lossless rule it must equal the target's own
-    law of ``length`` tokens."""
+    (the last round's extra tokens cut off). For the lossless rule, with children sampled or the
+    top k, it must equal the target's own law of ``length`` tokens; pruned children do not."""
     length = check_gamma(length, "length")
     check_tree_options(rule, replacement, epsilon, delta, tree, exact)
+    ch = check_children(children, threshold)
     prefix = check_tree_models(target, draft, prefix, key)
     _check_length(target, prefix, length, exact)
     key = key or tuple
     memo = {}
     round_law = _round_law(
-        _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key),
+        _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key, children=ch),
         key,
         exact,
         tree.n_nodes,
@@ -313,6 +346,29 @@ def _slot_laws(q, m, exact):
     return laws
 
 
+def _filled_slot_laws(q, m, exact, replacement, children):
+    """For each of a node's ``m`` slots, {token: probability the slot is filled with it}: the top
+    k are certain; sampled slots follow q (or its draws without replacement); a pruned slot is
+    empty when its token's q is below the threshold."""
+    if children[0] == "top_k":
+        one = Fraction(1) if exact else 1.0
+        return [{x: one} if children[1] is None or q[x] >= children[1] else {} for x in top_k_tokens(q, m)]
+    if replacement:
+        laws = [{x: v for x, v in enumerate(q) if v > 0}] * m
+    else:
+        s = sum(1 for v in q if v > 0)  # states: the sets drawn before each child
+        check_size(
+            sum(comb(s, j) for j in range(m)) * len(q),
+            f"{m} children drawn without replacement over {len(q)} tokens",
+            MAX_ENUMERATION,
+            "table entries to enumerate",
+        )
+        laws = _slot_laws(q, m, exact)
+    if children[0] == "pruned":  # the same test on a sampled token
+        laws = [{x: v for x, v in law.items() if q[x] >= children[1]} for law in laws]
+    return laws
+
+
 def expected_drafted_nodes(
     draft: Callable,
     prefix: Sequence[int],
@@ -333,8 +389,8 @@ def expected_drafted_nodes(
     return _expected_drafted(draft, prefix, tree, replacement, check_bool(exact, "exact"), key or tuple)
 
 
-def _expected_drafted(draft, prefix, tree, replacement, exact, key):
-    if replacement:
+def _expected_drafted(draft, prefix, tree, replacement, exact, key, children=("sampled", None)):
+    if replacement and children[0] == "sampled":
         return tree.n_nodes
     zero = Fraction(0) if exact else 0.0
     slots = {}
@@ -343,15 +399,8 @@ def _expected_drafted(draft, prefix, tree, replacement, exact, key):
         sk = (u, key(ctx))
         if sk not in slots:
             q = model_row(draft, ctx, exact, "draft")
-            kids = offered_children(tree.children(u), q, False)
-            s = sum(1 for v in q if v > 0)  # states: the sets drawn before each child
-            check_size(
-                sum(comb(s, j) for j in range(len(kids))) * len(q),
-                f"{len(kids)} children drawn without replacement over {len(q)} tokens",
-                MAX_ENUMERATION,
-                "table entries to enumerate",
-            )
-            slots[sk] = list(zip(kids, _slot_laws(q, len(kids), exact)))
+            kids = offered_children(tree.children(u), q, replacement and children[0] != "top_k")
+            slots[sk] = list(zip(kids, _filled_slot_laws(q, len(kids), exact, replacement, children)))
         return slots[sk]
 
     def memo_key(state):
@@ -388,18 +437,37 @@ def tree_round_stats(
     delta: float = TYPICAL_DELTA,
     exact: bool = True,
     key: Callable[[tuple], Hashable] | None = None,
+    children: str = "sampled",
+    threshold: Scalar | None = None,
 ) -> TreeRoundStats:
     """Expected accepted length of one round (exact by default) and its pass size: every node the
     draft fills plus the last emitted token's position (n + 1 positions with replacement; fewer
     on average without, when the draft's support is smaller than a node's children; see
     :class:`TreeRoundStats`)."""
     check_tree_options(rule, replacement, epsilon, delta, tree, exact)
+    ch = check_children(children, threshold)
     prefix = check_tree_models(target, draft, prefix, key)
-    return _round_stats(target, draft, prefix, tree, rule, replacement, epsilon, delta, exact, key or tuple)
+    opts = (rule, replacement, epsilon, delta, exact, key or tuple)
+    return _round_stats(target, draft, prefix, tree, *opts, children=ch)
 
 
-def _round_stats(target, draft, prefix, tree, rule, replacement, epsilon, delta, exact, key, shared=None):
-    node = _node_outcomes(target, draft, tree, rule, replacement, epsilon, delta, exact, key, shared)
+def _round_stats(
+    target,
+    draft,
+    prefix,
+    tree,
+    rule,
+    replacement,
+    epsilon,
+    delta,
+    exact,
+    key,
+    shared=None,
+    children=("sampled", None),
+):
+    node = _node_outcomes(
+        target, draft, tree, rule, replacement, epsilon, delta, exact, key, shared, children
+    )
     zero = Fraction(0) if exact else 0.0
     memo = {}
 
@@ -416,7 +484,7 @@ def _round_stats(target, draft, prefix, tree, rule, replacement, epsilon, delta,
         return sum((m * (1 + memo[memo_key((kids[i], ctx + (x,)))]) for (i, x), m in accepted.items()), zero)
 
     ea = _bottom_up((-1, tuple(prefix)), memo_key, needs, value, memo)
-    drafted = _expected_drafted(draft, prefix, tree, replacement, exact, key)
+    drafted = _expected_drafted(draft, prefix, tree, replacement, exact, key, children)
     return TreeRoundStats(ea, ea + 1, drafted + 1, tree.n_nodes)
 
 
@@ -445,6 +513,8 @@ def compare_with_target(
     delta: float = TYPICAL_DELTA,
     exact: bool = True,
     key: Callable[[tuple], Hashable] | None = None,
+    children: str = "sampled",
+    threshold: Scalar | None = None,
 ) -> TreeComparison:
     """The exact (or float64) law a tree rule emits next to the target's, and TV between them."""
     kw = {
@@ -454,6 +524,8 @@ def compare_with_target(
         "delta": delta,
         "exact": exact,
         "key": key,
+        "children": children,
+        "threshold": threshold,
     }
     law = tree_sequence_law(target, draft, prefix, tree, length, **kw)
     want = _target_sequence_law(target, tuple(prefix), length, exact)
