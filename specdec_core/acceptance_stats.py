@@ -63,14 +63,24 @@ def _planned(rec, largest):
     return rec.gamma_chosen if rec.gamma_chosen is not None else largest
 
 
-def _cut_by_length(records, n_tokens):
-    """Which rounds ``max_new_tokens`` cut short. The sampler drafts min(planned, remaining − 1),
-    so a cut round drafted fewer than planned and exactly remaining − 1: its drafts and one more
-    token reach the end of the output (at or past it when a stop token ended the run early)."""
+def _cut_by_length(result):
+    """Which rounds ``max_new_tokens`` cut short, judged by the length limit: the sampler drafts
+    min(planned, n − before − 1) with n the limit and ``before`` the tokens emitted earlier, so a
+    round was cut when its plan did not fit and it drafted exactly that cap, n − before − 1
+    < planned (a round that ended at a stop token, or whose draft offered fewer than the cap,
+    was not cut by the limit, wherever the output ends). Records
+    put together by hand, without the limit: a run that did not stop at a stop token ran to
+    its limit, n = its length; one that did has no known limit, and none of its rounds counts
+    as cut."""
+    records = result.records
+    n = result.max_new_tokens
+    if n is None:
+        n = None if result.stopped else len(result.tokens)
     largest = max(r.gamma for r in records)
     cut, before = [], 0
     for r in records:
-        cut.append(r.gamma < _planned(r, largest) and before + r.gamma + 1 >= n_tokens)
+        cap = None if n is None else n - before - 1
+        cut.append(cap is not None and cap < _planned(r, largest) and r.gamma == cap)
         before += len(r.emitted)
     return cut
 
@@ -83,7 +93,7 @@ def full_rounds(result: GenerationResult, gamma: int | None = None) -> list[Roun
     ``gamma=g``: the rounds that drafted exactly g proposals."""
     result = _check_result(result)
     if gamma is None:
-        cut = _cut_by_length(result.records, len(result.tokens))
+        cut = _cut_by_length(result)
         recs = [r for r, c in zip(result.records, cut) if not c]
         if recs:
             return recs

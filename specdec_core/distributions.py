@@ -277,9 +277,42 @@ def check_int(x, name: str, low: int | None = 0, high: int | None = None, what: 
     return x
 
 
-def check_gamma(gamma, name: str = "gamma") -> int:
-    """γ: a non-negative integer (bools and floats are refused, even 2.0)."""
-    return check_int(gamma, name, 0)
+def check_gamma(gamma, name: str = "gamma", *, high: int | None = None) -> int:
+    """γ: a non-negative integer (bools and floats are refused, even 2.0). ``high``: the most
+    proposals one round may draft (``sampling.MAX_GAMMA`` wherever γ enters a sampler or a γ
+    policy: a round keeps a draft row and a target row of V probabilities per proposal)."""
+    g = check_int(gamma, name, 0)
+    if high is not None and g > high:
+        raise ValueError(
+            f"{name} = {g:,} proposals in one round: at most {high:,} are drafted "
+            "(each keeps a draft row and a target row of V probabilities)"
+        )
+    return g
+
+
+def check_level(x, name: str = "level"):
+    """A number strictly between 0 and 1 (a confidence level, a test's size, a tolerance on
+    [0, 1]): int, float, Fraction or a numpy scalar; strings, bools, NaN, 0 and 1 are refused.
+    Exact stays exact."""
+    v = check_probability(x, name, scalar=True)
+    if not 0 < v < 1:
+        raise ValueError(f"{name} must be a number in (0, 1), got {x!r}")
+    return v
+
+
+def check_cost_curve(curve, name: str, *, low: int = 0, positive: bool = False) -> dict:
+    """A measured cost curve {point: milliseconds}: a non-empty dict whose points are integers
+    ≥ ``low`` (γ or T; 1.5, "2" and True are refused) and whose times are finite and
+    non-negative (positive with ``positive``; exact stays exact), in increasing point order."""
+    if not isinstance(curve, dict) or not curve:
+        raise ValueError(f"{name} must be a non-empty dict {{point: ms}}, got {curve!r}")
+    out = {}
+    for k in curve:
+        point = check_int(k, f"{name}: a point", low)
+        check = check_positive if positive else check_nonnegative
+        what = "a positive, finite time (ms)" if positive else "a finite, non-negative time (ms)"
+        out[point] = check(curve[k], f"{name}[{point}]", what)
+    return dict(sorted(out.items()))
 
 
 def check_rng(rng, name: str = "rng") -> np.random.Generator:

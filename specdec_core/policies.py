@@ -31,10 +31,12 @@ Pure layer: numpy and fractions.
 
 from __future__ import annotations
 
+import inspect
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from .distributions import check_gamma, check_int, check_probability
+from .sampling import MAX_GAMMA
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -49,7 +51,7 @@ class FixedGamma:
     """γ proposals every round."""
 
     def __init__(self, gamma: int):
-        self.gamma = check_gamma(gamma)
+        self.gamma = check_gamma(gamma, high=MAX_GAMMA)
 
     def next_gamma(self, records: Sequence[RoundRecord], prefix: Sequence[int] = ()) -> int:
         return self.gamma
@@ -68,7 +70,7 @@ class PrefixGamma:
         self.rule, self.name = rule, name
 
     def next_gamma(self, records: Sequence[RoundRecord], prefix: Sequence[int] = ()) -> int:
-        return check_gamma(self.rule(tuple(prefix)), f"{self.name}(prefix)")
+        return check_gamma(self.rule(tuple(prefix)), f"{self.name}(prefix)", high=MAX_GAMMA)
 
     def __repr__(self):
         return f"PrefixGamma({self.name!r})"
@@ -80,8 +82,8 @@ class GrowShrink:
     only past rounds' records."""
 
     def __init__(self, start: int = 5, grow: int = 2, shrink: int = 1, low: int = 1, high: int = 10):
-        self.low = check_int(low, "low", 0)
-        self.high = check_int(high, "high", self.low)
+        self.low = check_int(low, "low", 0, MAX_GAMMA)
+        self.high = check_int(high, "high", self.low, MAX_GAMMA)
         self.start = check_int(start, "start", self.low, self.high)
         self.grow = check_int(grow, "grow", 0)
         self.shrink = check_int(shrink, "shrink", 0)
@@ -104,7 +106,7 @@ class ConfidenceStop:
     q(x) is below ``threshold``: the draft's own confidence, never the target's."""
 
     def __init__(self, max_gamma: int = 6, threshold=0.4):
-        self.max_gamma = check_gamma(max_gamma, "max_gamma")
+        self.max_gamma = check_gamma(max_gamma, "max_gamma", high=MAX_GAMMA)
         self.threshold = check_probability(threshold, "threshold", scalar=True)
 
     def next_gamma(self, records: Sequence[RoundRecord], prefix: Sequence[int] = ()) -> int:
@@ -124,6 +126,18 @@ def as_policy(gamma: int | GammaPolicy) -> GammaPolicy:
         keep = getattr(gamma, "keep_drafting", None)
         if keep is not None and not callable(keep):
             raise ValueError("gamma policy: keep_drafting must be callable (q_row, token) -> bool")
+        for method, args in (("next_gamma", ((), ())), ("keep_drafting", (None, 0))):
+            f = getattr(gamma, method, None)
+            try:
+                if f is not None:
+                    inspect.signature(f).bind(*args)
+            except TypeError:
+                raise ValueError(
+                    f"gamma policy: {method} must take {'(records, prefix)' if method == 'next_gamma' else '(q_row, token)'}"
+                    f", got the signature {inspect.signature(f)}"
+                ) from None
+            except ValueError:  # a builtin without a signature: called as it is
+                pass
         return gamma
     if hasattr(gamma, "__dict__") and not isinstance(gamma, int):
         raise ValueError(

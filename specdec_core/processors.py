@@ -32,6 +32,8 @@ from .distributions import (
     check_int,
     check_model_rows,
     check_positive,
+    check_rng,
+    check_token_ids,
     inverse_cdf,
 )
 
@@ -108,6 +110,7 @@ class Grammar:
 
 def at_most_once(token: int, vocab: int) -> Grammar:
     """The grammar "``token`` appears at most once" (state 0: not yet, state 1: seen)."""
+    vocab = check_int(vocab, "vocab", 1)
     token = check_int(token, "token", 0, vocab - 1)
     tr = {}
     for t in range(vocab):
@@ -176,12 +179,16 @@ class StaleProcessed:
         return np.asarray(process(raw, start, self.processors), dtype=np.float64)
 
     def score(self, prefix: Sequence[int], continuation: Sequence[int]) -> np.ndarray:
-        c = tuple(continuation)
+        prefix = check_token_ids(prefix, "prefix", _declared_vocab(self))
+        c = check_token_ids(continuation, "continuation", _declared_vocab(self))
         return np.stack([self._row(prefix, c[:i]) for i in range(len(c) + 1)])
 
     def propose(
         self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
     ) -> tuple[tuple[int, ...], np.ndarray]:
+        prefix = check_token_ids(prefix, "prefix", _declared_vocab(self))
+        gamma = check_gamma(gamma)
+        rng = check_rng(rng)
         toks, rows = [], []
         for _ in range(gamma):
             row = self._row(prefix, toks)
@@ -190,8 +197,42 @@ class StaleProcessed:
         return tuple(toks), np.stack(rows) if rows else np.zeros((0, self.vocab_size or 0))
 
 
-#: round_output_law enumerates up to V^(γ+1) outputs of one round: at most this many.
+#: round_output_law enumerates up to V + V² + … + V^(γ+1) outputs of one round: at most this many.
 MAX_ENUMERATED = 10**6
+
+#: A chained law (:func:`chain_round_laws`) holds up to V^length sequences: at most this many
+#: (each is built from a round law of its own, so the work is larger still).
+MAX_SEQUENCES = 10**5
+
+
+def _declared_vocab(model) -> int | None:
+    v = getattr(model, "vocab_size", None)
+    return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 else None
+
+
+def check_law_models(target: LawModel, draft: LawModel, start: Sequence[int]) -> tuple[tuple, int]:
+    """The exact laws' arguments: two models offering exact rows, and a start (prefix) of token
+    ids inside the vocabulary (an unknown token is a ValueError naming the prefix, never the
+    model's KeyError). Returns (start as a tuple, V)."""
+    for model, name in ((target, "target"), (draft, "draft")):
+        if not (hasattr(model, "round_row") or hasattr(model, "exact")):
+            raise ValueError(
+                f"{name} must offer exact rows (exact or round_row), e.g. toy_target(); got {type(model).__name__}"
+            )
+    start = check_token_ids(start, "prefix", _declared_vocab(target) or _declared_vocab(draft))
+    V = len(_round_row(target, start, (), "target"))
+    check_token_ids(start, "prefix", V)
+    W = len(_round_row(draft, start, (), "draft"))
+    if W != V:
+        raise ValueError(f"the models' vocabularies differ: target rows have {V} symbols, draft rows {W}")
+    return start, V
+
+
+def _round_outcomes(V: int, g: int) -> int | None:
+    """How many outputs one round of γ = g may have, V + V² + … + V^(g+1) (None: far too many)."""
+    if (g + 1) * np.log10(max(V, 1)) > np.log10(MAX_ENUMERATED) + 1:
+        return None
+    return sum(V**j for j in range(1, g + 2))
 
 
 def _round_row(model, start, continuation, name):
@@ -209,11 +250,13 @@ def round_output_law(target: LawModel, draft: LawModel, start: Sequence[int], ga
     that may depend on the round's start (``round_row``) — the strict rule, unnormalized
     residual mass 1 − α at a rejection."""
     g = check_gamma(gamma)
-    V = len(_round_row(target, start, (), "target"))
-    if (g + 1) * np.log10(max(V, 1)) > np.log10(MAX_ENUMERATED) + 1e-9:
+    start, V = check_law_models(target, draft, start)
+    n = _round_outcomes(V, g)
+    if n is None or n > MAX_ENUMERATED:
+        many = f"{n:,}" if n is not None else f"more than {V}^{g + 1}"
         raise ValueError(
-            f"gamma = {g} would enumerate up to {V}^{g + 1} round outputs; at most "
-            f"{MAX_ENUMERATED:,} are enumerated"
+            f"gamma = {g} would enumerate up to {many} round outputs (V + V² + … + V^(γ+1), "
+            f"V = {V}); at most {MAX_ENUMERATED:,} are enumerated"
         )
     law: dict = {}
 
@@ -228,6 +271,10 @@ def round_output_law(target: LawModel, draft: LawModel, start: Sequence[int], ga
                     add(acc + (y,), prob * py)
             return
         q = _round_row(draft, start, acc, "draft")
+        if len(q) != len(p):
+            raise ValueError(
+                f"the models' vocabularies differ: target rows have {len(p)} symbols, draft rows {len(q)}"
+            )
         for y, (py, qy) in enumerate(zip(p, q)):
             if py > qy:  # correction mass max(p − q, 0), already unnormalized by 1 − α
                 add(acc + (y,), prob * (py - qy))
@@ -251,15 +298,32 @@ def chain_round_laws(
     is ``round_law(target, draft, prefix, γ_eff)`` ({emitted tokens: Fraction}), with
     γ_eff = min(γ, remaining − 1) as ``speculative_generate`` runs them (the one composition of a
     round law into a sequence law; the processors' and the peeking policy's use it)."""
+    if not callable(round_law):
+        raise ValueError(f"round_law must be a function (target, draft, prefix, γ) -> law, got {round_law!r}")
     length = check_int(length, "length", 0, 8)
     g = check_gamma(gamma)
+    prefix, V = check_law_models(target, draft, prefix)
+    if length * np.log10(V) > np.log10(MAX_SEQUENCES) + 1e-9:
+        raise ValueError(
+            f"length = {length} with V = {V} would chain up to {V}^{length} sequences; at most "
+            f"{MAX_SEQUENCES:,} are enumerated"
+        )
     law: dict = {}
 
     def rec(out, prob):
         if len(out) >= length:
             law[out] = law.get(out, Fraction(0)) + prob
             return
-        for seq, pr in round_law(target, draft, tuple(prefix) + out, min(g, length - len(out) - 1)).items():
+        step = round_law(target, draft, prefix + out, min(g, length - len(out) - 1))
+        if not isinstance(step, dict):
+            raise ValueError(
+                f"round_law must return a dict {{tokens: probability}}, got {type(step).__name__}"
+            )
+        for seq, pr in step.items():
+            if not isinstance(seq, tuple) or not seq:
+                raise ValueError(
+                    f"round_law returned the outcome {seq!r}: every round emits a non-empty tuple of tokens"
+                )
             rec(out + seq, prob * pr)
 
     rec((), Fraction(1))

@@ -190,6 +190,10 @@ class GenerationResult:
 
     tokens: tuple
     records: list = field(default_factory=list)
+    #: The length limit the run was given (``None``: not known, e.g. records put together by
+    #: hand). The statistics use it to tell which rounds the limit cut short
+    #: (:func:`specdec_core.acceptance_stats.full_rounds`).
+    max_new_tokens: int | None = None
 
     @property
     def rounds(self) -> int:
@@ -277,13 +281,22 @@ def target_rows(target: Target, prefix: tuple, continuation: tuple, vocab: int |
     """p rows after prefix, prefix+c₁, …, prefix+c (len(c)+1 rows), one call when possible.
 
     Whatever the target returns is validated like a direct argument (shape, vocabulary size,
-    finite, non-negative, rows summing to 1)."""
+    finite, non-negative, rows summing to 1). A callable target is asked position by position
+    and not past a continuation token it gives probability 0 (that proposal is surely rejected,
+    so the rows after it are never used): those rows are zeros."""
     n = len(continuation) + 1
     if hasattr(target, "score"):
         rows = target.score(prefix, continuation)
         return check_model_rows(rows, "target.score", n_rows=n, vocab=vocab)
     out = []
     for i in range(n):
+        if i and out[-1][continuation[i - 1]] == 0:
+            # p gives proposal i probability 0: it is surely rejected, so no later row is used,
+            # and a later row conditions on a prefix p never produces (a grammar-processed
+            # target has no row there: its processor would raise). Those rows are not asked
+            # for; they stay zeros ("not scored").
+            out.extend([np.zeros(vocab)] * (n - i))
+            break
         row = check_model_rows(target(prefix + tuple(continuation[:i])), "target", vocab=vocab)
         vocab = row.shape[0]
         out.append(row)
@@ -322,7 +335,7 @@ def draft_proposals(
         # token ids are checked against the rows' own vocabulary too
         check_token_ids(toks, "draft.propose tokens", rows.shape[1])
         if keep is not None:
-            cut = next((i + 1 for i, x in enumerate(toks) if not keep(rows[i], x)), len(toks))
+            cut = next((i + 1 for i, x in enumerate(toks) if not _keep(keep, rows[i], x)), len(toks))
             toks, rows = toks[:cut], rows[:cut]
         return toks, rows
     toks, rows = [], []
@@ -334,9 +347,14 @@ def draft_proposals(
         toks.append(x)
         rows.append(q)
         ctx = ctx + (x,)
-        if keep is not None and not keep(q, x):
+        if keep is not None and not _keep(keep, q, x):
             break
     return tuple(toks), np.stack(rows)
+
+
+def _keep(keep: Callable[[np.ndarray, int], bool], q_row: np.ndarray, token: int) -> bool:
+    """A γ policy's ``keep_drafting(q_row, token)`` answer, which must be True or False."""
+    return check_bool(keep(q_row, token), "the γ policy's keep_drafting(q_row, token)")
 
 
 # ---------------------------------------------------------------- one round
@@ -364,12 +382,7 @@ def speculative_round(
     declared = check_models(target, draft)
     vocab = declared if vocab is None else check_int(vocab, "vocab", 1)
     prefix = check_prefix(prefix, vocab)
-    gamma = check_gamma(gamma)
-    if gamma > MAX_GAMMA:
-        raise ValueError(
-            f"gamma = {gamma:,} proposals in one round: at most {MAX_GAMMA:,} are drafted "
-            "(each keeps a draft row and a target row of V probabilities)"
-        )
+    gamma = check_gamma(gamma, high=MAX_GAMMA)
     rng = check_rng(rng)
     check_rule(correction, "correction")
     stops = check_stop(stop)
@@ -517,7 +530,7 @@ def speculative_generate(
     opts = (correction, record_distributions, stops)
     while len(out) < n:
         ctx = prefix + tuple(out)
-        planned = check_gamma(policy.next_gamma(records, ctx), "the γ policy's next_gamma")
+        planned = check_gamma(policy.next_gamma(records, ctx), "the γ policy's next_gamma", high=MAX_GAMMA)
         g = min(planned, n - len(out) - 1)  # the last round drafts only what still fits
         checked = vocab is not None
         rec = _round(target, draft, ctx, g, rng, *opts, vocab, checked, keep=keep, gamma_chosen=planned)
@@ -527,7 +540,7 @@ def speculative_generate(
         out.extend(rec.emitted)
         if rec.ended:
             break
-    return GenerationResult(tokens=tuple(out), records=records)
+    return GenerationResult(tokens=tuple(out), records=records, max_new_tokens=n)
 
 
 def autoregressive_generate(
@@ -576,4 +589,4 @@ def autoregressive_generate(
         )
         if x in stops:
             break
-    return GenerationResult(tokens=tuple(out), records=records)
+    return GenerationResult(tokens=tuple(out), records=records, max_new_tokens=n)

@@ -152,11 +152,24 @@ def tree_round(
     )
     prefix = check_tree_models(target, draft, prefix)
     drafted, q_rows = draft_tree(tree, draft, prefix, rng, replacement=kw.get("replacement", True))
-    p_rows = np.array(
-        [model_row(target, drafted.context(u, prefix), False, "target") for u in range(-1, drafted.n_nodes)]
-    )
-    check_prefix(prefix, p_rows.shape[1])
-    return verify_tree(drafted, p_rows, q_rows, rng, **kw)
+    return verify_tree(drafted, _target_tree_rows(target, drafted, prefix), q_rows, rng, **kw)
+
+
+def _target_tree_rows(target: Callable, drafted: TokenTree, prefix: Sequence[int]) -> np.ndarray:
+    """The target's rows for a drafted tree: row 0 at the root, row u + 1 after node u. A node
+    whose token p gives probability 0 at its parent is surely rejected, so neither its row nor
+    its descendants' are ever used — and they condition on a prefix p never produces (a
+    grammar-processed target has no row there). They are not asked for: they hold the uniform
+    placeholder :func:`draft_tree` uses for rows never drawn from."""
+    root = model_row(target, prefix, False, "target")
+    check_prefix(prefix, root.shape[0])
+    V = root.shape[0]
+    rows = [root] + [None] * drafted.n_nodes
+    for u in range(drafted.n_nodes):  # parents come before their children
+        parent = rows[drafted.parents[u] + 1]
+        if parent is not None and drafted.tokens[u] < V and parent[drafted.tokens[u]] > 0:
+            rows[u + 1] = model_row(target, drafted.context(u, prefix), False, "target")
+    return np.array([r if r is not None else np.full(V, 1.0 / V) for r in rows])
 
 
 def tree_generate(

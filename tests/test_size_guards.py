@@ -33,8 +33,8 @@ class _Tripwire:
 def test_round_output_law_refuses_an_enumeration_over_the_limit():
     from specdec_core.processors import MAX_ENUMERATED, round_output_law
 
-    V = 1001  # V^(γ+1) = 1001² > 10^6 at γ = 1
-    with pytest.raises(ValueError, match=rf"gamma = 1 would enumerate up to 1001\^2 .*{MAX_ENUMERATED:,}"):
+    V = 1001  # V + V² = 1,003,002 > 10^6 outputs at γ = 1
+    with pytest.raises(ValueError, match=rf"gamma = 1 would enumerate up to 1,003,002 .*{MAX_ENUMERATED:,}"):
         round_output_law(_Tripwire(V), _Tripwire(V), (), 1)
     with pytest.raises(ValueError, match="gamma = 40"):
         round_output_law(_Tripwire(2), _Tripwire(2), (), 40)
