@@ -18,6 +18,7 @@ notebook           show                 factory                  spec
 06 roofline        ``show_roofline``    ``roofline_lab``         ``ROOFLINE``
 07 transforms      ``show_transforms``  ``transforms_lab``       ``TRANSFORMS``
 08 trees           ``show_trees``       ``trees_lab``            ``TREES``
+09b engines        ``show_matching``    ``matching_lab``         ``MATCHING``
 every notebook     ``show_quiz``        ``quiz_lab``             (per question)
 =================  ===================  =======================  ==========
 """
@@ -29,6 +30,8 @@ from .counts import SPEC as COUNTS
 from .counts import counts_lab, show_counts
 from .kv import SPEC as KV
 from .kv import kv_lab, show_kv
+from .matching import SPEC as MATCHING
+from .matching import matching_lab, show_matching
 from .quiz import quiz_lab, show_quiz
 from .residual import SPEC as CORRECTIONS
 from .residual import corrections_lab, show_corrections
@@ -77,4 +80,7 @@ __all__ = [
     "ROOFLINE",
     "roofline_lab",
     "show_roofline",
+    "MATCHING",
+    "matching_lab",
+    "show_matching",
 ]
