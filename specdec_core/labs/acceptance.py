@@ -92,13 +92,13 @@ def texts(state) -> dict:
 
     ``"normalized"``: p and q after normalizing. ``"alpha"``: α = Σ min(p, q), 4 decimals.
     ``"acceptance"``: a(x) = min(1, p(x)/q(x)) per symbol, 4 decimals, or "never proposed"
-    where q(x) = 0. When p or q has only zero weights every key carries the same message.
+    where q(x) = 0. When p or q has only zero weights the first readout says why, once, and the
+    others are empty (the lab hides an empty readout).
     """
     try:
         p, q = normalized_pair(state)
     except ValueError as exc:
-        msg = f"No distribution: {exc}."
-        return {"normalized": msg, "alpha": msg, "acceptance": msg}
+        return {"normalized": f"No distribution: {exc}.", "alpha": "", "acceptance": ""}
     names = SYMBOLS[: len(p)]
     a = acceptance_probabilities(p, q)
     parts = [f"{s} never proposed" if qi == 0 else f"{s} {ai:.4f}" for s, ai, qi in zip(names, a, q)]

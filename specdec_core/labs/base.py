@@ -323,6 +323,7 @@ _LIVE_CSS = """<style>
 .specdec-lab.lab-impossible .lab-figure {opacity: 0.6;}
 .specdec-lab .widget-html-content {line-height: 1.45; overflow-wrap: anywhere;}
 .specdec-lab .widget-html {height: auto;}
+.specdec-lab .widget-html:has(> .widget-html-content:empty) {display: none;}
 </style>"""
 RESTART_NOTE = (
     "The kernel restarted (or this is a saved copy): the controls are not connected. "

@@ -95,7 +95,7 @@ def kv_texts(state: dict) -> dict:
         "parts": labelled("derived", parts),
         "fits": labelled("derived", fits),
         "rollback": labelled("derived-from-assumed", rollback),
-        "note": " ".join(notes) or "—",
+        "note": " ".join(notes),  # empty: the lab hides it
     }
 
 

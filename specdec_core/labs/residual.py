@@ -62,7 +62,9 @@ def texts(state) -> dict:
     """The lab's readouts (pure; never NaN).
 
     ``"output"`` (the rule's output law and its sum), ``"tv"`` (TV distance to p), ``"verdict"``
-    (whether that is p, and why). With all-zero weights every key carries the same message.
+    (whether that is p, and why; it names α, so moving q changes it even under the correct rule,
+    whose output is p whatever q is). With all-zero weights the first readout says why, once, and
+    the others are empty (the lab hides an empty readout).
     """
     rule = state["rule"]
     if rule not in CORRECTION_RULES:
@@ -70,8 +72,7 @@ def texts(state) -> dict:
     try:
         p, q = normalized_pair(state)
     except ValueError as exc:
-        msg = f"No distribution: {exc}."
-        return {"output": msg, "tv": msg, "verdict": msg}
+        return {"output": f"No distribution: {exc}.", "tv": "", "verdict": ""}
     out = np.asarray(output_distribution_with(p, q, rule), dtype=np.float64)
     tv = float(total_variation(out, p))
     alpha = float(acceptance_probability(p, q))
@@ -81,7 +82,11 @@ def texts(state) -> dict:
             "p = q: no proposal is ever rejected, so the correction is never used and every rule gives p."
         )
     elif tv < TV_TOLERANCE:
-        verdict = "✓ The output law is exactly p: this rule preserves the target."
+        verdict = (
+            "✓ The output law is exactly p, whatever q is: moving a q slider changes α (now "
+            f"{alpha:.4f}) and so how often the correction is drawn (1 − α = {1 - alpha:.4f}), "
+            "never the output. That is the point of the residual."
+        )
     elif abs(out.sum() - 1) > 1e-9:
         verdict = (
             f"✗ Not even a distribution: the output sums to {out.sum():.4f}. The rejected "

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..verify import (
     CORRECTION_RULES,
+    acceptance_probability,
     accepted_mass,
     output_distribution,
     output_distribution_with,
@@ -91,7 +92,8 @@ def _rule_output(p, q, rule):
 
 
 def draw_rule_output(ax, p, q, rule, symbols=None, *, legend=True):
-    """p against the output law under ``rule``; total variation distance in the title.
+    """p against the output law under ``rule``; the rule, α and the total variation distance in
+    the title (α moves with q, so the figure answers a q slider even when the output is p).
 
     Returns an updater ``update(p, q, rule) -> bool``: it moves the same artists to new inputs
     with the same number of symbols and returns False (doing nothing) when the verdict "= p" /
@@ -126,7 +128,10 @@ def draw_rule_output(ax, p, q, rule, symbols=None, *, legend=True):
         for bars, heights in ((bars_p, pf), (bars_o, out)):
             for rect, h in zip(bars, heights):
                 rect.set_height(h)
-        title.set_text(f"{RULE_LABELS[rule]}\nTV(output, p) = {tv:.4f}  (sum {out.sum():.2f})")
+        alpha = float(acceptance_probability(pf, np.asarray(q, dtype=np.float64)))
+        title.set_text(
+            f"{RULE_LABELS[rule]} · α = {alpha:.2f}\nTV(output, p) = {tv:.4f}  (sum {out.sum():.2f})"
+        )
         return True
 
     update(p, q, rule)
