@@ -85,7 +85,7 @@ P_VALUE_QUESTION = Question(
     answer=1,
     explanation="A p-value is computed assuming the law is right; it is not the probability that the "
     "sampler is right or wrong. 0.02 is above the threshold, so the test does not reject; "
-    "a correct sampler lands there about one time in fifty.",
+    "a correct sampler gives a p-value of 0.02 or less about one time in fifty.",
 )
 
 # ---------------------------------------------------------------- 03 · one round
