@@ -388,3 +388,36 @@ PROCESSOR_QUESTION = Question(
 )
 
 ALL_QUESTIONS = ALL_QUESTIONS + (OPTIMALITY_QUESTION, GAMMA_POLICY_QUESTION, PROCESSOR_QUESTION)
+
+# ---------------------------------------------------------------- 09b · the engines you will use
+
+MATCH_RULE_QUESTION = Question(
+    prompt="An engine draws the target's own token y ~ p at each position and keeps the draft's "
+    "proposal x only if y = x; the draft samples x ~ q. With p = [0.6, 0.3, 0.1] and "
+    "q = [0.2, 0.3, 0.5], what is its output law, and how often does a proposal pass?",
+    options=(
+        "Not p: the output leans towards q; passes with α = 0.6",
+        "p exactly; passes with Σ q·p = 0.26, less than α = Σ min(p, q) = 0.6",
+        "p exactly; passes with α = 0.6, like the strict rule",
+    ),
+    answer=1,
+    explanation="Every emitted token is the target's own draw, so the law is p whatever the draft does. "
+    "The proposal passes when two independent draws agree: Σ q(x)p(x) = 0.12 + 0.09 + 0.05 = 0.26, "
+    "below the strict rule's 0.6. With a greedy draft the two rules coincide (notebook 09b).",
+)
+
+ENGINE_METRIC_QUESTION = Question(
+    prompt="A vLLM log shows “Avg Draft acceptance rate: 55%” with num_speculative_tokens = 4. "
+    "Which quantity of this collection is that?",
+    options=(
+        "The acceptance probability α of one checked proposal",
+        "The mean number of tokens per round, E[K]",
+        "The accepted share: accepted drafted tokens / drafted tokens",
+    ),
+    answer=2,
+    explanation="vLLM divides accepted draft tokens by drafted tokens, counting the proposals thrown away "
+    "after a rejection as drafted: the accepted share, which falls as γ grows. Its “Mean acceptance "
+    "length” (1 + accepted / drafts) is the mean K (notebook 09b, section 2).",
+)
+
+ALL_QUESTIONS = ALL_QUESTIONS + (MATCH_RULE_QUESTION, ENGINE_METRIC_QUESTION)
