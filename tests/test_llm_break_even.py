@@ -11,8 +11,11 @@ from specdec_core.llm import predict as P
 
 
 def costs(v1, v2, d, s=0.5):
+    """Measured to γ = 4 (T = 5): a CostModel refuses points outside its curves' range."""
     return P.CostModel(
-        {1: v1, 2: v2, 3: v2 + 2, 4: v2 + 4}, {0: 0.0, 1: d, 2: 2 * d, 3: 3 * d}, {0: s, 1: s, 2: s, 3: s}
+        {1: v1, 2: v2, 3: v2 + 2, 4: v2 + 4, 5: v2 + 6},
+        {g: g * d for g in range(5)},
+        {g: s for g in range(5)},
     )
 
 

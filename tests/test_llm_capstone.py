@@ -157,7 +157,7 @@ def test_sampled_traces_limits():
     assert t1.gammas == (3, 3, 1) and t1.accepted == (3, 3, 1)
     (t0,) = P.sampled_traces(np.zeros(5), 3, sims=1)
     assert t0.accepted == (0,) * 5 and t0.tokens == 5
-    (ta,) = P.sampled_traces(np.ones(6), 4, avail=np.zeros(6), sims=1)
+    (ta,) = P.sampled_traces(np.ones(6), 4, avail=np.zeros(6, int), sims=1)
     assert ta.gammas == (0,) * 6
     p = np.array([[0.5, 0.5], [1.0, 0.0]])
     assert P.alpha_along(p, np.array([[1.0, 0.0], [0.5, 0.5]])).tolist() == [0.5, 0.5]

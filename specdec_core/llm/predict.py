@@ -22,11 +22,25 @@ predicts.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
 
+from ..distributions import (
+    check_cost_curve,
+    check_gamma,
+    check_int,
+    check_int_sequence,
+    check_level,
+    check_positive,
+    check_probability,
+    check_rows,
+    check_sequence,
+    check_token_ids,
+)
+from ..repeats import MAX_REPEATS
+from ..sampling import MAX_GAMMA
 from .adapters import CachedTarget
 
 # ---------------------------------------------------------------- micro-benchmarks
@@ -172,10 +186,18 @@ def overhead_curve(vocab_size, gammas, *, temperature, reps=20, seed=0, before=N
 # ---------------------------------------------------------------- the cost model
 
 
-def _interp(curve: dict, x: float) -> float:
-    xs = sorted(curve)
-    ys = [curve[k] for k in xs]
-    return float(np.interp(x, xs, ys))
+def _interp(curve: dict, x: int, name: str, what: str) -> float:
+    """The curve at ``x``: measured, or linearly between the two measured points around it.
+    Outside the measured range it is refused (a ValueError naming the curve and its range),
+    never held flat at the last point nor extrapolated: a cost beyond the points measured is
+    not known."""
+    xs = list(curve)  # sorted by check_cost_curve
+    if not xs[0] <= x <= xs[-1]:
+        raise ValueError(
+            f"{name} is measured for {what} from {xs[0]} to {xs[-1]}; {what} = {x} is outside that range "
+            "(CostModel interpolates between measured points and refuses to extrapolate: measure it)"
+        )
+    return float(np.interp(x, xs, [float(curve[k]) for k in xs]))
 
 
 @dataclass(frozen=True)
@@ -183,23 +205,36 @@ class CostModel:
     """Milliseconds, from micro-benchmarks: ``verify_ms[T]`` one target call of T new
     positions; ``draft_ms[γ]`` one draft call of γ proposals (γ = 0: the availability check
     of an adaptive draft, or 0); ``overhead_ms[γ]`` the sampler per round (γ = 0: a plain
-    step). Missing points are interpolated linearly."""
+    step). Points between measured ones are interpolated linearly; a point outside a curve's
+    measured range is **refused** (ValueError naming the curve and its range), neither held at
+    the last measured value nor extrapolated. ``draft_ms`` / ``overhead_ms`` left out (None):
+    free at every γ (0 ms)."""
 
     verify_ms: dict
-    draft_ms: dict = field(default_factory=lambda: {0: 0.0, 1: 0.0})
-    overhead_ms: dict = field(default_factory=lambda: {0: 0.0, 1: 0.0})
+    draft_ms: dict | None = None
+    overhead_ms: dict | None = None
 
     def __post_init__(self):
-        for name in ("verify_ms", "draft_ms", "overhead_ms"):
+        for name, low in (("verify_ms", 1), ("draft_ms", 0), ("overhead_ms", 0)):
             d = getattr(self, name)
-            if not isinstance(d, dict) or not d:
-                raise ValueError(f"{name} must be a non-empty dict {{point: ms}}")
-            if any(not np.isfinite(v) or v < 0 for v in d.values()):
-                raise ValueError(f"{name} must hold finite non-negative milliseconds")
+            if d is not None:
+                curve = check_cost_curve(d, name, low=low)
+                object.__setattr__(self, name, {k: float(v) for k, v in curve.items()})
+
+    def _part(self, name: str, x: int, what: str) -> float:
+        curve = getattr(self, name)
+        return 0.0 if curve is None else _interp(curve, x, name, what)
 
     def round_ms(self, gamma: int, first: bool = False) -> float:
+        """One round of γ proposals: verify(γ + 1) + draft(γ) + overhead(γ) (the first round of
+        a generation scores max(γ, 1) positions: its first token's position is in the prefill)."""
+        gamma = check_gamma(gamma, high=MAX_GAMMA)
         T = max(gamma, 1) if first else gamma + 1  # the first round's last token is in the prefill
-        return _interp(self.verify_ms, T) + _interp(self.draft_ms, gamma) + _interp(self.overhead_ms, gamma)
+        return (
+            self._part("verify_ms", T, "T")
+            + self._part("draft_ms", gamma, "gamma")
+            + self._part("overhead_ms", gamma, "gamma")
+        )
 
 
 @dataclass(frozen=True)
@@ -209,6 +244,19 @@ class RoundTrace:
 
     gammas: tuple
     accepted: tuple
+
+    def __post_init__(self):
+        g = check_int_sequence(self.gammas, "gammas", 0, MAX_GAMMA)
+        a = check_int_sequence(self.accepted, "accepted", 0)
+        if len(g) != len(a):
+            raise ValueError(f"gammas and accepted must have one entry per round, got {len(g)} and {len(a)}")
+        bad = next((i for i, (x, y) in enumerate(zip(g, a)) if y > x), None)
+        if bad is not None:
+            raise ValueError(
+                f"accepted[{bad}] = {a[bad]} is more than the round's gamma = {g[bad]} proposals"
+            )
+        object.__setattr__(self, "gammas", g)
+        object.__setattr__(self, "accepted", a)
 
     @property
     def tokens(self) -> int:
@@ -223,8 +271,11 @@ def greedy_trace(draft, prompt, trajectory, gamma, *, adaptive=False) -> RoundTr
     """Greedy decoding emits the target's greedy trajectory whatever the draft does, so the
     rounds follow from the draft alone: at each round start i, ask the draft for its proposals
     after prompt + trajectory[:i] and count how many match the trajectory."""
-    prompt, traj = [int(t) for t in prompt], [int(t) for t in trajectory]
+    prompt, traj = list(check_token_ids(prompt, "prompt")), list(check_token_ids(trajectory, "trajectory"))
+    gamma = check_gamma(gamma, high=MAX_GAMMA)
     n = len(traj)
+    if n == 0:
+        raise ValueError("trajectory is empty: a trace needs at least one round")
     rng = np.random.default_rng(0)
     i, gs, acc = 0, [], []
     while i < n:
@@ -245,7 +296,7 @@ def greedy_trace(draft, prompt, trajectory, gamma, *, adaptive=False) -> RoundTr
 
 def alpha_along(p_rows, q_rows) -> np.ndarray:
     """α_j = Σ_x min(p_j(x), q_j(x)) for each row pair (teacher forcing at temperature 1)."""
-    p, q = np.asarray(p_rows, np.float64), np.asarray(q_rows, np.float64)
+    p, q = check_rows(p_rows, "p_rows"), check_rows(q_rows, "q_rows")
     if p.shape != q.shape or p.ndim != 2:
         raise ValueError(f"p_rows and q_rows must be (n, V) of one shape, got {p.shape} and {q.shape}")
     return np.minimum(p, q).sum(axis=1)
@@ -258,11 +309,18 @@ def sampled_traces(alpha, gamma, *, avail=None, sims=300, seed=0) -> list:
     ``alpha`` may be (n, D): α by position and by proposal depth (a draft that feeds its own
     predictions, whose later proposals are accepted less often); proposal t of a round uses
     column min(t, D − 1)."""
-    alpha = np.asarray(alpha, np.float64)
+    alpha = np.asarray(check_probability(alpha, "alpha"), np.float64)
     if alpha.ndim == 1:
         alpha = alpha[:, None]
-    if alpha.ndim != 2 or alpha.shape[1] < 1:
-        raise ValueError(f"alpha must be (n,) or (n, depth), got shape {alpha.shape}")
+    if alpha.ndim != 2 or alpha.shape[1] < 1 or alpha.shape[0] < 1:
+        raise ValueError(f"alpha must be (n,) or (n, depth) with n >= 1, got shape {alpha.shape}")
+    gamma = check_gamma(gamma, high=MAX_GAMMA)
+    sims = check_int(sims, "sims", 1, 10**6)
+    seed = check_int(seed, "seed", 0)
+    if avail is not None:
+        avail = check_int_sequence(avail, "avail", 0)
+        if len(avail) != alpha.shape[0]:
+            raise ValueError(f"avail must have one entry per position ({alpha.shape[0]}), got {len(avail)}")
     D = alpha.shape[1]
     n = len(alpha)
     rng = np.random.default_rng(seed)
@@ -302,13 +360,15 @@ def median_range(
     rough. Trajectories may differ in length (a stop token): each one's speed is its own
     tokens over its own time, and the pooled prediction weights them as :func:`predict_decode`
     does."""
-    groups = [list(g) for g in by_trajectory]
+    groups = [
+        check_sequence(g, "by_trajectory's traces") for g in check_sequence(by_trajectory, "by_trajectory")
+    ]
     if len(groups) < 2 or not all(groups):
         raise ValueError("by_trajectory must hold the traces of at least 2 trajectories, none empty")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    repeats = check_int(repeats, "repeats", 1, MAX_REPEATS)
+    level = float(check_level(level, "level"))
+    if not 1e-6 <= level <= 1 - 1e-12:
+        raise ValueError(f"level must be in [1e-6, 1 − 1e-12], got {level!r}")
     per = np.log([predict_decode(costs, g)["tokens_per_s"] for g in groups])
     center = predict_decode(costs, [t for g in groups for t in g])["tokens_per_s"]
     half = NormalDist().inv_cdf((1 + level) / 2) * 1.2533 * float(np.std(per, ddof=1)) / np.sqrt(repeats)
@@ -332,6 +392,8 @@ def predict_decode(costs: CostModel, traces) -> dict:
         raise TypeError("traces must be RoundTrace objects (teacher forcing), not run records")
     ms = [sum(costs.round_ms(g, first=(r == 0)) for r, g in enumerate(t.gammas)) for t in traces]
     mean_ms = float(np.mean(ms))
+    if mean_ms <= 0:
+        raise ValueError("costs: every round of the traces costs 0 ms, so tokens per second is undefined")
     return {
         "decode_ms": mean_ms,
         "tokens_per_s": 1e3 * float(np.mean([t.tokens for t in traces])) / mean_ms,
@@ -351,6 +413,7 @@ def predict_decode(costs: CostModel, traces) -> dict:
 
 def plain_trace(n: int) -> RoundTrace:
     """Plain decoding as rounds: n rounds of γ = 0, one token each."""
+    n = check_int(n, "n", 1)
     return RoundTrace((0,) * n, (0,) * n)
 
 
@@ -362,15 +425,21 @@ def break_even_alpha(costs: CostModel, gamma: int, *, speedup: float = 1.0, tol:
 
     or, with ``speedup`` s, is s times as fast (E[K] · step = s · round). E[K] grows from 1
     (α = 0) to γ + 1 (α = 1), so the root is unique; returns None when even α = 1 does not
-    reach it (the round costs more than (γ + 1)/s plain steps)."""
+    reach it (the round costs more than (γ + 1)/s plain steps). ``tol``: the bisection stops
+    when α is known within it (a number in (0, 1); it also stops at adjacent floats)."""
     from ..counts import expected_output_count
-    from ..distributions import check_int, check_positive
 
     if not isinstance(costs, CostModel):
         raise ValueError(f"costs must be a CostModel, got {type(costs).__name__}")
-    gamma = check_int(gamma, "gamma", 1)
+    gamma = check_int(gamma, "gamma", 1, MAX_GAMMA)
     s = float(check_positive(speedup, "speedup"))
-    need = s * costs.round_ms(int(gamma)) / costs.round_ms(0)  # E[K] the round must reach
+    tol = float(check_level(tol, "tol"))
+    step = costs.round_ms(0)
+    if step <= 0:
+        raise ValueError("costs: a plain step (verify(1) + overhead(0)) costs 0 ms, so no break-even exists")
+    need = s * costs.round_ms(int(gamma)) / step  # E[K] the round must reach
+    if not np.isfinite(need):
+        raise ValueError(f"speedup × round ÷ step overflows for speedup = {speedup!r}")
     if need <= 1:
         return 0.0
     if need > gamma + 1:
@@ -378,6 +447,8 @@ def break_even_alpha(costs: CostModel, gamma: int, *, speedup: float = 1.0, tol:
     lo, hi = 0.0, 1.0
     while hi - lo > tol:
         mid = (lo + hi) / 2
+        if mid in (lo, hi):  # adjacent floats: as close as float64 gets
+            break
         if float(expected_output_count(mid, int(gamma))) < need:
             lo = mid
         else:

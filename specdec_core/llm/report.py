@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..counts import expected_output_count
+from ..distributions import check_int, check_positive, check_temperature
 from ..measured.capstone import PLAIN, Capstone, Config, Run
 from ..measured.records import Spread
 from ..measured.studies import FeatureStudy, PassCost, RoundingStudy
@@ -33,6 +34,24 @@ def _cap(cap) -> Capstone:
     if not isinstance(cap, Capstone):
         raise ValueError(f"cap must be a Capstone record (measured.read_capstone), got {type(cap).__name__}")
     return cap
+
+
+def _temperature(cap: Capstone, temperature) -> float:
+    """A temperature the capstone measured (its micro-benchmarks'), as a float: "1", True, NaN
+    and a temperature never measured are refused by name, not read as 1.0 or an empty answer."""
+    t = float(check_temperature(temperature, "temperature"))
+    have = sorted(_cap(cap).micro.verify)
+    if t not in have:
+        raise ValueError(f"temperature = {temperature!r} was not measured: the capstone has {have}")
+    return t
+
+
+def _draft(cap: Capstone, draft) -> str:
+    """A draft the capstone measured."""
+    have = sorted(_cap(cap).micro.draft)
+    if not isinstance(draft, str) or draft not in have:
+        raise ValueError(f"draft = {draft!r} was not measured: the capstone has {have}")
+    return draft
 
 
 def decimals_for(lo: float, hi: float, cap: int = 2) -> int:
@@ -300,6 +319,7 @@ def noise_lines(cap: Capstone) -> tuple[list[str], float]:
 def break_even_lines(cap: Capstone, temperature: float = 1.0) -> list[str]:
     """Per draft: the smallest break-even α over its γ (derived from the measured costs) against
     the acceptance the timed runs reached (per-run α, over workloads and γ)."""
+    temperature = _temperature(cap, temperature)
     lines = []
     for name in DRAFTS:
         ok = {g: a for (t, d, g), a in _cap(cap).break_even_alpha.items() if t == temperature and d == name}
@@ -316,6 +336,7 @@ def break_even_lines(cap: Capstone, temperature: float = 1.0) -> list[str]:
 def break_even(cap: Capstone, draft: str, gamma: int, temperature: float = 1.0) -> float | None:
     """The α at which a round of ``draft`` with γ proposals costs what its iid E[K] tokens
     save (:func:`specdec_core.llm.predict.break_even_alpha` on the measured medians)."""
+    temperature, draft = _temperature(cap, temperature), _draft(cap, draft)
     return break_even_alpha(_cap(cap).micro.cost_model(temperature, draft), gamma)
 
 
@@ -345,8 +366,11 @@ def goal_gap(cap: Capstone, goal: float = 1.1, temperature: float = 1.0) -> list
     predictions, not from the measurements, so it is not the maximum of noisy repeats), its
     measured speed-up, the α its runs reached and the α a round of that γ needs for ``goal``
     at the measured costs (:func:`break_even_alpha` with ``speedup=goal``). Whether the goal is
-    reached is read from the paired interval (above, below, or inside it), not the point."""
+    reached is read from the paired interval (above, below, or inside it), not the point; a
+    configuration with one repeat has no interval, and the line says so (no verdict)."""
     c = _cap(cap)
+    goal = float(check_positive(goal, "goal", "a positive speed-up, e.g. 1.1"))
+    temperature = _temperature(c, temperature)
     lines = []
     for w in WORKLOADS:
         plain = c.predictions.get(Config(w, float(temperature), PLAIN, 0))
@@ -365,11 +389,14 @@ def goal_gap(cap: Capstone, goal: float = 1.1, temperature: float = 1.0) -> list
         need = break_even_alpha(c.micro.cost_model(temperature, k.draft), k.gamma, speedup=goal)
         gap = "no α reaches it" if need is None else f"×{goal:g} needs α ≥ {need:.2f}"
         pr = r.speedup_paired
-        verdict = (
-            f"above ×{goal:g}"
-            if pr.low > goal
-            else (f"below ×{goal:g}" if pr.high < goal else f"×{goal:g} inside its interval")
-        )
+        if pr.n < 2 or not (math.isfinite(pr.low) and math.isfinite(pr.high)):
+            verdict = f"no interval (n = {pr.n}): whether it reaches ×{goal:g} is not known"
+        else:
+            verdict = (
+                f"above ×{goal:g}"
+                if pr.low > goal
+                else (f"below ×{goal:g}" if pr.high < goal else f"×{goal:g} inside its interval")
+            )
         lines.append(
             f"{w}: {DRAFTS.get(k.draft, k.draft)} γ = {k.gamma} (best predicted, ×"
             f"{c.predictions[k].tokens_per_s / plain.tokens_per_s:.2f}); measured "
@@ -381,7 +408,8 @@ def goal_gap(cap: Capstone, goal: float = 1.1, temperature: float = 1.0) -> list
 def ceiling(cap: Capstone, gamma: int, temperature: float = 0.0) -> float:
     """The speed-up a free, always-accepted draft would reach at γ: E[K] at α = 1 (γ + 1 tokens)
     over the cost of scoring γ + 1 positions in decode steps."""
-    v = _cap(cap).micro.verify[float(temperature)].median()
+    gamma = check_int(gamma, "gamma", 0)
+    v = _cap(cap).micro.verify[_temperature(cap, temperature)].median()
     if gamma + 1 not in v:
         raise ValueError(f"gamma + 1 = {gamma + 1} positions were not measured (have {sorted(v)})")
     return expected_output_count(1.0, gamma) / (v[gamma + 1] / v[1])
@@ -390,6 +418,7 @@ def ceiling(cap: Capstone, gamma: int, temperature: float = 0.0) -> float:
 def pay_points(cap: Capstone, temperature: float = 1.0) -> list[tuple]:
     """(draft, γ, workload, cost of a round in decode steps, measured tokens per round): a round
     pays when its tokens exceed its cost (costs from the micro-benchmarks, notebook 05's model)."""
+    temperature = _temperature(cap, temperature)
     out = []
     for c, r in _cap(cap).runs.items():
         if c.temperature != temperature or c.draft == PLAIN:
