@@ -64,8 +64,9 @@ def fmt_decimal(x: Scalar | Sequence[Scalar] | np.ndarray, digits: int = 2) -> s
 #: * ``measured`` — timed on this machine: shown by code from stored results, with the machine,
 #:   threads, load and date;
 #: * ``reported`` — a number taken from a paper or model card (cited next to it);
-#: * ``derived-from-assumed`` / ``derived-from-measured`` — exact arithmetic on assumed or
-#:   measured inputs: only as true as those inputs.
+#: * ``derived-from-assumed`` / ``derived-from-measured`` / ``derived-from-simulated`` — exact
+#:   arithmetic on assumed, measured or simulated inputs: only as true as those inputs (a formula
+#:   evaluated at a seeded run's average α is derived from simulated inputs).
 KINDS = {
     "derived": "derived",
     "assumed": "assumed",
@@ -74,6 +75,7 @@ KINDS = {
     "reported": "reported",
     "derived-from-assumed": "derived from assumed inputs",
     "derived-from-measured": "derived from measured inputs",
+    "derived-from-simulated": "derived from simulated inputs",
 }
 
 
@@ -96,6 +98,42 @@ def labelled(kind: str, text: str) -> str:
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
     return f"[{kind_text(kind)}] {text}"
+
+
+#: The widest printed line that JupyterLab shows unbroken at 1280 px with the file browser open.
+#: Lab's output CSS (``.jp-OutputArea-output pre``: ``word-break: break-all``) breaks a longer line
+#: anywhere, mid-word ("rejecte / d"); :func:`wrapped` breaks it at spaces instead.
+PRINT_WIDTH = 88
+
+
+def wrapped(text: str, width: int = PRINT_WIDTH, indent: str = "    ") -> str:
+    """``text`` with every line longer than ``width`` characters broken at spaces (continuation
+    lines start with ``indent``), so a printed result never wraps inside a word. Runs of spaces
+    that align columns are kept; a single word longer than ``width`` is left whole."""
+    import textwrap
+
+    from .distributions import check_int
+
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str, got {type(text).__name__}")
+    width = check_int(width, "width", 20, None, "an integer of at least 20")
+    if not isinstance(indent, str) or len(indent) >= width // 2:
+        raise ValueError(f"indent must be a str shorter than width // 2, got {indent!r}")
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        out += textwrap.wrap(
+            line,
+            width,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+            replace_whitespace=False,
+            drop_whitespace=True,
+        )
+    return "\n".join(out)
 
 
 #: Below this a p-value is not shown as a number: double precision cannot resolve it.
