@@ -21,7 +21,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .distributions import check_distribution, check_pair, check_size
+from .distributions import (
+    check_distribution,
+    check_pair,
+    check_reals,
+    check_size,
+    check_weights,
+    is_exact,
+    to_fraction,
+)
 from .verify import accepted_mass, residual_distribution
 
 if TYPE_CHECKING:
@@ -56,7 +64,7 @@ def check_coupling(pi: ArrayLike, p: Probs, q: Probs, name: str = "pi") -> np.nd
     """``pi`` (V, V): a coupling of q (row sums) and p (column sums), non-negative; exact
     inputs are compared exactly, floats within 1e-9. Returns it as an array."""
     pa, qa, exact = check_pair(p, q)
-    arr = np.asarray(pi, dtype=object if exact else np.float64)
+    arr = np.asarray(check_weights(pi, name), dtype=object if exact else np.float64)
     V = len(pa)
     if arr.shape != (V, V):
         raise ValueError(f"{name} must have shape {(V, V)}, got {arr.shape}")
@@ -73,7 +81,7 @@ def check_coupling(pi: ArrayLike, p: Probs, q: Probs, name: str = "pi") -> np.nd
 
 def agreement(pi: ArrayLike) -> Scalar:
     """P(X = Y) under the coupling ``pi``: the sum of its diagonal (exact stays exact)."""
-    arr = np.asarray(pi)
+    arr = check_weights(pi, "pi")
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1] or arr.size == 0:
         raise ValueError(f"pi must be a square (V, V) array, got shape {arr.shape}")
     return sum((arr[x, x] for x in range(arr.shape[0])), Fraction(0) if arr.dtype == object else 0.0)
@@ -85,6 +93,12 @@ def simplex_max(
     """Maximize c·x subject to A x = b, x ≥ 0, exactly (Fractions): the two-phase simplex method
     with Bland's rule (smallest improving column enters; ties in the ratio test leave by the
     smallest basic index), so it cannot cycle. ``b`` must be ≥ 0. Returns (optimum, x)."""
+    c, A, b = (_exact_reals(v, name) for v, name in ((c, "c"), (A, "A"), (b, "b")))
+    if c.ndim != 1 or b.ndim != 1 or A.shape != (len(b), len(c)):
+        raise ValueError(
+            f"simplex_max needs c of length n, A of shape (m, n) and b of length m; got c {c.shape}, "
+            f"A {A.shape}, b {b.shape}"
+        )
     m, n = len(A), len(c)
     c = [Fraction(v) for v in c]
     T = [
@@ -129,6 +143,17 @@ def simplex_max(
         if basis[i] < n:
             x[basis[i]] = T[i][-1]
     return sum((ci * xi for ci, xi in zip(c, x)), Fraction(0)), x
+
+
+def _exact_reals(x, name: str) -> np.ndarray:
+    """Finite real numbers as an object array of Fractions (floats converted exactly)."""
+    arr = np.asarray(x, dtype=object) if is_exact(x) else check_reals(x, name)
+    if arr.dtype != object and not np.isfinite(arr).all():
+        raise ValueError(f"{name} must hold finite numbers")
+    out = np.empty(arr.shape, dtype=object)
+    for idx, v in np.ndenumerate(arr):
+        out[idx] = to_fraction(v, name) if arr.dtype == object else Fraction(float(v))
+    return out
 
 
 def best_agreement(p: Probs, q: Probs) -> tuple[Fraction, np.ndarray]:

@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .distributions import check_int
+from .distributions import (
+    check_int,
+    check_int_sequence,
+    check_level,
+    check_positive,
+    check_reals,
+    check_sequence,
+    check_weights,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -76,18 +84,8 @@ class GofResult:
 def check_test_options(threshold: float, min_expected: float) -> None:
     """The chi-square test's size ``threshold`` in (0, 1) and its pooling bound ``min_expected``
     > 0 (shared by the test and its power calculation)."""
-    if (
-        isinstance(threshold, bool)
-        or not isinstance(threshold, (int, float, np.floating))
-        or not 0 < threshold < 1
-    ):
-        raise ValueError(f"threshold must be a number in (0, 1), got {threshold!r}")
-    if (
-        isinstance(min_expected, bool)
-        or not isinstance(min_expected, (int, float, np.floating))
-        or not 0 < min_expected < float("inf")
-    ):
-        raise ValueError(f"min_expected must be a positive, finite number, got {min_expected!r}")
+    check_level(threshold, "threshold")
+    check_positive(min_expected, "min_expected", "a positive, finite number")
 
 
 def pooled_groups(expected: ArrayLike, min_expected: float = 5.0) -> list[list[int]]:
@@ -97,7 +95,12 @@ def pooled_groups(expected: ArrayLike, min_expected: float = 5.0) -> list[list[i
     closed as soon as its expected count reaches ``min_expected``; a last group that falls short
     joins the group before it (or, when the whole tail is short, stays one cell). Shared by
     :func:`chi_square_gof` and the power calculations so that they use the same cells."""
-    expected = np.asarray(expected, dtype=np.float64)
+    expected = np.asarray(check_weights(expected, "expected"), dtype=np.float64)
+    if expected.ndim != 1 or not (expected > 0).all():
+        raise ValueError(
+            f"expected must be a 1-D sequence of positive expected counts, got shape {expected.shape}"
+        )
+    check_test_options(0.5, min_expected)
     # rounding must not decide a cell: a sum within 1e-9 (relative) of min_expected reaches it
     min_expected = float(min_expected) * (1 - 1e-9)
     big = expected >= min_expected
@@ -119,8 +122,11 @@ def pooled_groups(expected: ArrayLike, min_expected: float = 5.0) -> list[list[i
 
 def pool(values: ArrayLike, groups: Sequence[Sequence[int]]) -> np.ndarray:
     """Sum of ``values`` (an array) over each group of :func:`pooled_groups`."""
-    values = np.asarray(values, dtype=np.float64)
-    return np.array([values[g].sum() for g in groups])
+    values = check_reals(values, "values")
+    if values.ndim != 1:
+        raise ValueError(f"values must be 1-D, got shape {values.shape}")
+    gs = [check_int_sequence(g, "groups", 0, len(values) - 1) for g in check_sequence(groups, "groups")]
+    return np.array([values[list(g)].sum() for g in gs])
 
 
 def chi_square_gof(

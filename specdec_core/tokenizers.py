@@ -23,7 +23,7 @@ import math
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from .distributions import check_distribution, check_int
+from .distributions import check_distribution, check_int, check_sequence, check_weights
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 def longest_match(text: str, vocab: Iterable[str]) -> tuple[str, ...]:
     """Greedy longest-match tokenization of ``text`` over the strings ``vocab`` (every single
     character of ``text`` must be in it)."""
-    vocab = set(vocab)
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    vocab = set(_check_vocab(vocab, "vocab"))
     longest = max(len(v) for v in vocab)
     out, i = [], 0
     while i < len(text):
@@ -48,9 +50,25 @@ def longest_match(text: str, vocab: Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _check_vocab(vocab, name: str) -> list:
+    """A tokenizer's vocabulary: a non-empty sequence of distinct, non-empty strings."""
+    if isinstance(vocab, (set, frozenset)):
+        vocab = sorted(vocab, key=str)
+    items = check_sequence(vocab, name, "a sequence of strings")
+    if not items or not all(isinstance(v, str) and v for v in items):
+        raise ValueError(f"{name} must be a non-empty sequence of non-empty strings, got {vocab!r}")
+    dup = next((v for i, v in enumerate(items) if v in items[:i]), None)
+    if dup is not None:
+        raise ValueError(f"{name} holds {dup!r} twice: a tokenizer's tokens are distinct")
+    return items
+
+
 def _check_chars(char_probs) -> dict:
     if not isinstance(char_probs, dict) or not char_probs:
         raise ValueError("char_probs must be a non-empty dict {character: probability}")
+    bad = next((c for c in char_probs if not (isinstance(c, str) and len(c) == 1)), None)
+    if bad is not None:
+        raise ValueError(f"char_probs must map single characters to probabilities, got the key {bad!r}")
     vals = check_distribution(list(char_probs.values()), "char_probs", exact=True)
     return dict(zip(char_probs, vals))
 
@@ -67,14 +85,7 @@ def proposal_law(
     first token), the text is re-tokenized by :func:`longest_match`, and its first token is the
     proposal. {target token: Fraction}."""
     chars = _check_chars(char_probs)
-    if (
-        isinstance(target_vocab, str)
-        or not target_vocab
-        or not all(isinstance(v, str) and v for v in target_vocab)
-    ):
-        raise ValueError(
-            f"target_vocab must be a non-empty sequence of non-empty strings, got {target_vocab!r}"
-        )
+    target_vocab = _check_vocab(target_vocab, "target_vocab")
     n = check_int(
         lookahead if lookahead is not None else max(len(v) for v in target_vocab), "lookahead", 1, 12
     )
@@ -111,7 +122,15 @@ def verified_output_reported(p: dict, sampled: dict, reported: dict) -> dict:
     """Law of the verified token when the proposal x is drawn from ``sampled`` and the verifier
     uses ``reported`` weights (any non-negative numbers) as q: keep x with min(1, p(x)/q(x)), else
     draw from max(p − q, 0) normalized. {token: Fraction}; equals p when reported = sampled."""
+    p = _check_law(p, "p", check_distribution)
     keys = list(p)
+    sampled = _check_law(sampled, "sampled", check_distribution, keys)
+    reported = _check_law(reported, "reported", check_weights, keys)
+    zero = next((x for x in keys if sampled[x] and not reported[x]), None)
+    if zero is not None:
+        raise ValueError(
+            f"reported gives 0 to {zero!r}, which sampled proposes: a verifier cannot divide by it"
+        )
     kept = {
         x: (sampled[x] * min(Fraction(1), p[x] / reported[x]) if sampled[x] else Fraction(0)) for x in keys
     }
@@ -121,3 +140,23 @@ def verified_output_reported(p: dict, sampled: dict, reported: dict) -> dict:
     if rejected and not total:
         raise ValueError("the residual max(p - q, 0) has no mass: the reported q covers p everywhere")
     return {x: kept[x] + (rejected * pos[x] / total if rejected else 0) for x in keys}
+
+
+def _check_law(d, name: str, check, keys=None) -> dict:
+    """{token: exact weight} through ``check`` (a distribution, or non-negative weights), with
+    exactly the tokens ``keys`` when given."""
+    if not isinstance(d, dict) or not d:
+        raise ValueError(f"{name} must be a non-empty dict {{token: probability}}, got {d!r}")
+    if keys is not None and set(d) != set(keys):
+        raise ValueError(
+            f"{name} must have exactly p's tokens {sorted(keys, key=str)}, got {sorted(d, key=str)}"
+        )
+    order = list(d) if keys is None else list(keys)
+    vals = (
+        check([d[k] for k in order], name)
+        if check is check_weights
+        else check([d[k] for k in order], name, exact=True)
+    )
+    if check is check_weights and not all(isinstance(v, Fraction) for v in vals):
+        raise ValueError(f"{name} must hold exact numbers (int, Fraction or sympy Rational)")
+    return dict(zip(order, vals))
