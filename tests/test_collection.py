@@ -15,11 +15,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
 LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+\.ipynb)\)")
-NUMBERED = re.compile(r"^(\d{2})-.+\.ipynb$")
+#: notebooks/NN-name.ipynb, or NNx-name.ipynb for a closing part that sorts right after NN (09b after 09).
+NUMBERED = re.compile(r"^(\d{2}[a-z]?)-.+\.ipynb$")
+
+
+def number(name):
+    """The notebook number of a file name: "04" for 04-x.ipynb, "09b" for 09b-x.ipynb."""
+    m = NUMBERED.match(name)
+    return m.group(1) if m else name[:2]
 
 
 def notebooks():
-    """notebooks/NN-*.ipynb in numeric order (gaps allowed)."""
+    """notebooks/NN-*.ipynb (and NNx-*.ipynb) in numeric order (gaps allowed; "09-…" before "09b-…")."""
     return sorted((p for p in NB_DIR.glob("*.ipynb") if NUMBERED.match(p.name)), key=lambda p: p.name)
 
 
@@ -46,7 +53,7 @@ def numbers_named(text, known):
     found = set()
     for a, b in re.findall(r"\b(\d{2})\s*[–-]\s*(\d{2})\b", text):
         found |= {f"{n:02d}" for n in range(int(a), int(b) + 1)}
-    found |= set(re.findall(r"\b(\d{2})\b", text))
+    found |= set(re.findall(r"\b(\d{2}[a-z]?)\b", text))
     return found & set(known)
 
 
@@ -59,7 +66,7 @@ def map_rows(text):
         cols = [c.strip() for c in line.strip().strip("|").split("|")]
         m = LINK.search(cols[0]) if cols else None
         if m:
-            rows.append((Path(m.group(2)).name[:2], m.group(1), m.group(2), cols[-1]))
+            rows.append((number(Path(m.group(2)).name), m.group(1), m.group(2), cols[-1]))
     return rows
 
 
@@ -91,6 +98,10 @@ def test_numbers_named_reads_ranges_lists_and_links_but_not_durations():
     assert numbers_named("A little Python.", known) == set()
     assert numbers_named("01, 03", ["01", "03"]) == {"01", "03"}
     assert numbers_named("—", known) == set()
+    # a closing part numbered 09b is its own number, never read as 09 (and 09 never as 09b)
+    assert numbers_named("Notebooks 02 and [09](09-x.ipynb).", known + ["09b"]) == {"02", "09"}
+    assert numbers_named("02, 09b", known + ["09b"]) == {"02", "09b"}
+    assert [number(n) for n in ("09-x.ipynb", "09b-y.ipynb")] == ["09", "09b"]
 
 
 def test_map_parser_finds_rows():
@@ -107,7 +118,7 @@ def test_map_parser_finds_rows():
 # ---------------------------------------------------------------- the collection
 
 NBS = notebooks()
-NUMS = [p.name[:2] for p in NBS]
+NUMS = [number(p.name) for p in NBS]
 MAP_TEXT = next(t for t in markdown(NB_DIR / "00-start-here.ipynb") if "| Needs |" in t)
 
 
@@ -137,7 +148,7 @@ def test_every_linked_notebook_exists():
     assert not missing, missing
 
 
-@pytest.mark.parametrize("path", NBS, ids=lambda p: p.name[:2])
+@pytest.mark.parametrize("path", NBS, ids=lambda p: number(p.name))
 def test_objective_and_prerequisites_at_the_top(path):
     first = markdown(path)[0]
     assert paragraph(first, "**Learning objective.**"), "no Learning objective line"
@@ -208,7 +219,7 @@ def test_bracket_labels_parser():
     assert output_labels(outs) == {"simulated", "timed", "derived from measured inputs"}
 
 
-@pytest.mark.parametrize("path", NBS, ids=lambda p: p.name[:2])
+@pytest.mark.parametrize("path", NBS, ids=lambda p: number(p.name))
 def test_printed_labels_follow_the_one_label_rule(path):
     from specdec_core.formatting import KINDS
 
@@ -221,7 +232,7 @@ def test_printed_labels_follow_the_one_label_rule(path):
 KERNELSPEC_PENDING: set[str] = set()
 
 
-@pytest.mark.parametrize("path", NBS, ids=lambda p: p.name[:2])
+@pytest.mark.parametrize("path", NBS, ids=lambda p: number(p.name))
 def test_stored_kernelspec_is_the_one_lab_writes(path):
     """When its kernel connects, Lab replaces ``metadata.kernelspec`` with the kernel's own spec;
     a different stored one ("Python 3" for "Python 3 (ipykernel)") marks the notebook modified
