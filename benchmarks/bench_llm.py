@@ -113,12 +113,14 @@ def run(s: S.Settings, out_path: str, lm=None) -> None:
         _partial(out_path, calibration=bench.calibration, micro=bench.micro)
         pred = S.predict(lm, bench.micro, bench.drafts, s)
         _partial(out_path, calibration=bench.calibration, micro=bench.micro, predictions=pred.predictions)
+        quant = S.quantized_study(lm, bench.drafts.qmodel, pred, s)
         swept = S.timed_sweep(lm, bench.drafts, s, pred.predictions)
         law = S.law_test(lm, cal.maps, s)
     machine = machine.finished((time.perf_counter() - t0) / 60)
     cap = S.assemble(
-        machine, s, bench, pred, swept, law, memory=memory, load=load, vm_hwm=vm_hwm_mib(), layout=lm.layout
-    )
+        machine, s, bench, pred, swept, law, memory=memory, load=load, vm_hwm=vm_hwm_mib(), layout=lm.layout,
+        quantized=quant,
+    )  # fmt: skip
     write_capstone(cap, out_path)
     if os.path.exists(out_path + ".partial"):
         os.remove(out_path + ".partial")  # the run finished: the record holds it all

@@ -20,6 +20,7 @@ import datetime
 import json
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -28,7 +29,14 @@ from specdec_core import chi_square_gof
 from specdec_core.counts import expected_output_count
 from specdec_core.llm import CachedTarget, PromptLookupDraft, lawtest, probs_from_logits
 from specdec_core.llm import predict as P
-from specdec_core.llm.drafts import ExitDraft, NgramDraft, collect_residuals, fit_exit_map
+from specdec_core.llm.drafts import (
+    ExitDraft,
+    NgramDraft,
+    QuantizedDraft,
+    collect_residuals,
+    fit_exit_map,
+    quantized_model,
+)
 from specdec_core.llm.features import (
     FeatureDraft,
     alpha_along,
@@ -36,6 +44,7 @@ from specdec_core.llm.features import (
     fit_feature_map,
     shortlist_from_counts,
 )
+from specdec_core.llm.layout import as_rows
 from specdec_core.llm.runs import sweep, timed_run
 from specdec_core.llm.workloads import (
     CALIBRATION,
@@ -47,21 +56,28 @@ from specdec_core.llm.workloads import (
 )
 from specdec_core.measured import Capstone, Config, CostCurve, Machine, Run, Spread
 from specdec_core.measured.capstone import (
+    ALONE,
     Calibration,
     Chosen,
+    CopyGap,
+    CopyLawTest,
     ExitLayer,
     LawTest,
     Margins,
     MemoryProbe,
     Micro,
+    Parting,
     Prediction,
+    QuantizedStudy,
     Sweep,
 )
 from specdec_core.measured.layout import LayoutChoice
 from specdec_core.measured.records import from_json
 from specdec_core.repeats import paired_ratio
 
-DRAFT_NAMES = ("lookup", "ngram", "exit", "feature")
+DRAFT_NAMES = ("lookup", "ngram", "exit", "feature", "quant")
+#: The int8 copy decoding by itself (γ = 0): faster than the target, but it samples its own law.
+LOSSY = ALONE[0]
 TEMPERATURES = (0.0, 1.0)
 
 
@@ -127,7 +143,13 @@ FULL = Settings(
     verify_positions=(*range(1, 13), 16),
     overhead_gammas=tuple(range(12)),
     overhead_reps=20,
-    gammas={"lookup": (2, 4, 7, 10), "ngram": (2, 4, 6), "exit": (1, 2), "feature": (1, 2, 3)},
+    gammas={
+        "lookup": (2, 4, 7, 10),
+        "ngram": (2, 4),
+        "exit": (1, 2),
+        "feature": (1, 2, 3),
+        "quant": (2, 4, 6),
+    },
     max_new={"copy": 96, "code": 64, "story": 64},
     reps=5,
     trajectories_t1=6,
@@ -147,7 +169,7 @@ QUICK = replace(
     verify_positions=(1, 2, 3, 4),
     overhead_gammas=(0, 1, 2, 3),
     overhead_reps=3,
-    gammas={"lookup": (3,), "ngram": (2,), "exit": (1,), "feature": (2,)},
+    gammas={"lookup": (3,), "ngram": (2,), "exit": (1,), "feature": (2,), "quant": (3,)},
     max_new={"copy": 16, "code": 16, "story": 16},
     reps=1,
     trajectories_t1=2,
@@ -339,9 +361,12 @@ class DraftKit:
     exit_map: tuple
     fmap: object
     shortlist: np.ndarray
+    qmodel: object = None  # the int8 copy of the target (quantized_model), made once
 
     def make(self, name: str, temp: float, target=None):
         V = self.model.cfg.vocab_size
+        if name == "quant":
+            return QuantizedDraft(self.qmodel, temperature=temp)
         if name == "lookup":
             return PromptLookupDraft(V)
         if name == "ngram":
@@ -443,7 +468,8 @@ def micro_benchmarks(lm, cal: Calibrated, s: Settings) -> Benched:
     after_verify = P.target_pass(lm.model, ctx)  # each draft call and sampler round timed as a round finds it
     verify, overhead = _cost_curves(lm, ctx, s, after_verify)
     layers, k = _choose_exit(lm, cal, ctx, verify[1.0], s, after_verify)
-    drafts = DraftKit(lm.model, cal.ngram_discount, k, cal.maps[k], cal.fmap, cal.shortlist)
+    qmodel = quantized_model(lm.model, lm.layout)  # int8 weights, their plan timed at load
+    drafts = DraftKit(lm.model, cal.ngram_discount, k, cal.maps[k], cal.fmap, cal.shortlist, qmodel)
     draft_cost = {}
     for name in DRAFT_NAMES:
         tgt = CachedTarget(lm.model, 1.0)
@@ -484,6 +510,7 @@ class Predicted:
     teacher_forcing_alpha: dict[tuple[str, float, str], float]
     greedy_margins: dict[str, Margins]
     info: dict = field(default_factory=dict)
+    copy_alpha: dict[str, np.ndarray] = field(default_factory=dict)  # per position, the int8 copy
 
 
 def trajectory(lm, prompt, n: int, temp: float, seed: int) -> list:
@@ -512,7 +539,7 @@ def teacher_alpha(lm, name: str, drafts: DraftKit, prompt, traj):
     dr = drafts.make(name, 1.0)
     if name == "feature":
         return alpha_along(m, dr.fmap, seq, P0, depth=3, temperature=1.0, shortlist=dr.rows), None
-    if name == "exit":
+    if name in ("exit", "quant"):
         return P.alpha_along(p, probs_from_logits(dr.logits_along(seq)[P0 - 1 : -1], 1.0)), None
     if name == "ngram":
         return P.alpha_along(p, np.stack([dr(seq[:j]) for j in range(P0, len(seq))])), None
@@ -564,6 +591,8 @@ def _predict_one(lm, micro: Micro, drafts: DraftKit, w: str, temp: float, s: Set
         if (name, 0) in alphas:
             per = [np.atleast_2d(alphas[(name, i)][0].T)[0] for i in range(len(trajs))]
             out.teacher_forcing_alpha[(w, temp, name)] = float(np.mean(np.concatenate(per)))
+            if name == "quant" and temp == 1.0:
+                out.copy_alpha[w] = np.concatenate(per)
 
 
 def choose_configs(preds: dict, configs, workloads, temperatures=TEMPERATURES) -> dict:
@@ -660,7 +689,7 @@ def summarize_runs(runs: list[dict], preds: dict[Config, Prediction]) -> dict[Co
     plain = {(r["workload"], r["temperature"], r["rep"]): r for r in runs if r["draft"] == "plain"}
     groups: dict[Config, list] = {}
     for r in runs:
-        c = Config(r["workload"], r["temperature"], r["draft"], 0 if r["draft"] == "plain" else r["gamma"])
+        c = Config(r["workload"], r["temperature"], r["draft"], r["gamma"])
         groups.setdefault(c, []).append(r)
     out = {}
     for c, rs in groups.items():
@@ -686,6 +715,7 @@ def timed_sweep(lm, drafts: DraftKit, s: Settings, preds: dict[Config, Predictio
     runs = sweep(
         lambda temp: CachedTarget(lm.model, temp), drafts.make, prompts, s.configs(),
         temperatures=TEMPERATURES, reps=s.reps, max_new_tokens=dict(s.max_new), on_run=on_run,
+        alone={LOSSY: lambda temp: CachedTarget(drafts.qmodel, temp)},
     )  # fmt: skip
     info = Sweep(
         time.perf_counter() - t0, tuple(loads), s.reps, dict(s.max_new), tuple(tuple(c) for c in s.configs()),
@@ -756,6 +786,7 @@ def assemble(
     load: dict | None = None,
     vm_hwm: float | None = None,
     layout: LayoutChoice | None = None,
+    quantized: QuantizedStudy | None = None,
 ) -> Capstone:
     """The stages' records as the one :class:`Capstone` that ``write_capstone`` stores."""
     return Capstone(
@@ -776,4 +807,84 @@ def assemble(
         law=law,
         process_vm_hwm_mib=vm_hwm,
         layout=layout,
+        quantized=quantized,
     )
+
+
+# ---------------------------------------------------------------- the quantized copy (issue 35)
+
+
+def _parting(lm, qmodel, workload: str, n: int) -> Parting:
+    prompt = workload_prompt(lm.codec, workload)
+    a = trajectory(lm, prompt, n, 0.0, 0)
+    b = list(
+        timed_run(
+            CachedTarget(qmodel, 0.0), None, prompt, max_new_tokens=n, rng=np.random.default_rng(0)
+        ).tokens
+    )
+    pos = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+    cut = len(a) if pos is None else pos
+    text = lm.codec.decode
+    return Parting(
+        workload, n, pos, text(a[max(0, cut - 12) : cut]), text(a[cut : cut + 8]), text(b[cut : cut + 8])
+    )
+
+
+def quantized_study(lm, qmodel, pred: Predicted, s: Settings) -> QuantizedStudy:
+    """How far the int8 copy is from the target: weights per row, q against p per position along
+    the temperature-1 trajectories of stage 3 (TV = 1 − α), and where greedy decoding parts."""
+    errs, f32, i8 = [], 0, 0
+    for k, w in lm.model.w.items():
+        if getattr(w, "ndim", 0) != 2:
+            continue
+        dense, q = as_rows(w), qmodel.w[k]
+        deq = q.dense()
+        errs.append(np.sqrt(((dense - deq) ** 2).mean(axis=1) / np.maximum((dense**2).mean(axis=1), 1e-30)))
+        f32, i8 = f32 + dense.nbytes, i8 + q.nbytes
+    e = np.concatenate(errs)
+    gaps = tuple(
+        CopyGap(w, len(a), float(np.mean(1 - a)), float(np.quantile(1 - a, 0.9)), float(np.max(1 - a)))
+        for w, a in pred.copy_alpha.items()
+    )
+    parts = tuple(_parting(lm, qmodel, w, s.max_new[w]) for w in WORKLOADS)
+    law = copy_law_test(lm, qmodel, s)
+    for p in parts:
+        log(
+            f"greedy parting {p.workload}: at {p.position} after {p.shared_text!r}: {p.target_text!r} / {p.copy_text!r}"
+        )
+    return QuantizedStudy(float(np.median(e)), float(np.quantile(e, 0.99)), i8, f32, gaps, parts, law)
+
+
+#: The law test's sizes tried for power against the int8 copy (its q is close to p: large n).
+COPY_LAW_GRID = (1000, 2000, 4000, 8000, 16000, 32000, 64000)
+
+
+def _gof(counts, law, acc) -> dict:
+    g = chi_square_gof(lawtest.relabel(counts, law), law, threshold=1e-3)
+    return {
+        "chi2": g.statistic, "dof": g.dof, "cells": g.cells, "p_value": g.p_value,
+        "rejected": g.rejected, "accepted": acc, "summary": str(g),
+    }  # fmt: skip
+
+
+def copy_law_test(lm, qmodel, s: Settings) -> CopyLawTest:
+    """The int8 copy as the draft keeps p's law; the copy alone does not: the first token of a
+    γ = 1 round (the prefix of stage 5), n for power 0.99 to reject q's law (capped in a quick run)."""
+    t0 = time.perf_counter()
+    prefix = tuple(lm.codec.chat("Name a colour."))
+    memo = lawtest.MemoTarget(CachedTarget(lm.model, 1.0))
+    p, q = memo(prefix), QuantizedDraft(qmodel, 1.0)(prefix)
+    n, pw = lawtest.sample_size(p, q, target_power=0.99, grid=COPY_LAW_GRID)
+    n = n if s.law_max_n is None else min(n, s.law_max_n)
+    law = lawtest.law_dict(p, n)
+    counts, acc = lawtest.first_token_samples(memo, q, prefix, n, seed=2035)
+    alone = Counter(int(x) for x in lawtest.sample_row(q, n, np.random.default_rng(2036)))
+    res = {
+        "prefix": lm.codec.decode(prefix), "alpha": float(np.minimum(p, q).sum()),
+        "tv_copy": float(0.5 * np.abs(p - q).sum()), "n": n, "power": pw, "threshold": 1e-3,
+        "speculative": _gof(counts, law, acc), "copy_alone": _gof(alone, law, 0),
+        "seconds": time.perf_counter() - t0,
+    }  # fmt: skip
+    log(f"copy law test: n {n} (power {pw:.2f}), speculative {res['speculative']['summary']}; "
+        f"copy alone {res['copy_alone']['summary']}")  # fmt: skip
+    return from_json(CopyLawTest, _plain(res))

@@ -84,7 +84,7 @@ def test_the_plan_covers_every_T():
         "rows8",
         "blas",
     ]
-    C = L.Weight(L.store(np.ones((64, 8), np.float32), "cols32"), "cols32", {1: "pad2", 4: "blocks"})
+    C = L.Weight(L.store(np.ones((64, 8), np.float32), "cols32"), "cols32", {1: "pad2", 4: "blocks"}, out=64)
     assert [C.method(T) for T in (1, 2, 4, 100)] == ["pad2", "blocks", "blocks", "blocks"]
 
 
@@ -125,7 +125,8 @@ def test_choose_layout_times_every_cell_after_a_flush_and_applies_in_place():
     w = _weights(np.random.default_rng(0))
     calls = []
     c = L.choose_layout(w, Ts=(1, 2, 4), reps=2, flush=lambda: calls.append(1))
-    cells = sum(len(L.methods(s, T)) for s in L.storages([(96, 32), (32, 32), (256, 32)]) for T in (1, 2, 4))
+    timed = [*L.storages([(96, 32), (32, 32), (256, 32)]), "q8"]  # q8: the quantized draft's storage
+    cells = sum(len(L.methods(s, T)) for s in timed for T in (1, 2, 4))
     assert len(calls) == 2 * (cells + len(L.REDUCTIONS))  # one untimed flush before every timing
     assert set(c.plan) == {1, 2, 4} and c.storage in L.storages([(32, 32)])
     assert set(c.floor_by_reduction) == set(L.REDUCTIONS) and c.floor_ms == min(c.floor_by_reduction.values())

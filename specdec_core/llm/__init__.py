@@ -2,13 +2,14 @@
 
 ``load_model()`` → :class:`LoadedModel` (config, :class:`Llama`, tokenizer codec);
 ``CachedTarget`` / ``PromptLookupDraft`` / ``LayerSkipDraft`` and, with a real q,
-``NgramDraft`` / ``ExitDraft`` (:mod:`.drafts`) and ``FeatureDraft`` (:mod:`.features`) plug into :mod:`specdec_core.sampling`;
+``NgramDraft`` / ``ExitDraft`` / ``QuantizedDraft`` (the target's own weights in int8,
+:func:`quantized_model`; :mod:`.drafts`) and ``FeatureDraft`` (:mod:`.features`) plug into :mod:`specdec_core.sampling`;
 :mod:`.runs` times generations from fresh state; :mod:`.predict` predicts tokens/s before a
 run; :mod:`.lawtest` is the powered law test; :mod:`.report` reads the benchmark's results.
 """
 
 from .adapters import CachedTarget, CallLog, LayerSkipDraft, PromptLookupDraft, probs_from_logits
-from .drafts import ExitDraft, NgramDraft, fit_exit_map
+from .drafts import ExitDraft, NgramDraft, QuantizedDraft, fit_exit_map, quantized_model
 from .features import (
     FeatureDraft,
     FeatureMap,
@@ -31,6 +32,8 @@ __all__ = [
     "ExitDraft",
     "NgramDraft",
     "fit_exit_map",
+    "QuantizedDraft",
+    "quantized_model",
     "FeatureDraft",
     "FeatureMap",
     "Features",

@@ -1,4 +1,4 @@
-"""Two drafts whose q is a genuine distribution over the whole vocabulary.
+"""Three drafts whose q is a genuine distribution over the whole vocabulary.
 
 * :class:`NgramDraft` — a learned n-gram model: counts of the n-grams in prompt + output so
   far, smoothed by interpolated absolute discounting down to the unigram counts and a small
@@ -9,6 +9,10 @@
   then an affine map fitted by least squares (:func:`fit_exit_map`, numpy closed form) from the
   layer-k residual stream to the last layer's, then the target's final norm and tied head.
   With the identity map it *is* the untrained layer-skip draft.
+* :class:`QuantizedDraft` — the canonical draft of the papers, a cheaper model whose q is close
+  to p: the target's own network with int8 weights (:func:`quantized_model`), its own KV cache,
+  the compiled int8 product. Its α is high because quantizing each output row moves every
+  weight by at most half a step of that row's scale, and the logits move little.
 
 Both follow :mod:`specdec_core.sampling`'s draft protocol (``propose`` and ``__call__``), take
 a :class:`~specdec_core.llm.adapters.CallLog`, and have ``prefill(prompt)`` and ``fresh``
@@ -33,6 +37,7 @@ from ..distributions import (
 )
 from ..transforms import apply_temperature
 from .adapters import CallLog, check_model_temperature, probs_from_logits, sample_proposals
+from .layout import quantize_weights
 from .model import Llama, rms_norm
 
 if TYPE_CHECKING:
@@ -259,6 +264,69 @@ class ExitDraft:
         """Draft logits at every position of ``tokens`` from scratch (teacher forcing)."""
         cache = self.model.new_cache(len(tokens))
         return self.logits_from_residual(self.model.forward(list(tokens), cache, final_norm=False))
+
+    def propose(
+        self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
+    ) -> tuple[list[int], np.ndarray]:
+        v = self.model.cfg.vocab_size
+        return sample_proposals(
+            self._logits_after, prefix, gamma, rng, temperature=self.temperature, vocab=v, log=self.log
+        )
+
+    def __call__(self, prefix):
+        ctx = list(check_token_ids(prefix, "prefix", self.model.cfg.vocab_size))
+        return probs_from_logits(self._logits_after(ctx), self.temperature)[0]
+
+
+def quantized_model(model: Llama, choice=None) -> Llama:
+    """The target's network with every weight matrix quantized to int8 per output row
+    (:func:`specdec_core.llm.layout.quantize_weights`; ``choice``: the
+    :class:`~specdec_core.measured.layout.LayoutChoice` whose int8 timings plan the product).
+    Made once per loaded model (about a quarter of the float32 weights' bytes) and shared by every
+    :class:`QuantizedDraft`: each draft has only its own cache."""
+    if not isinstance(model, Llama):
+        raise ValueError(f"model must be a Llama, got {type(model).__name__}")
+    return Llama(model.cfg, quantize_weights(model.w, choice), check_dtype=model.check_dtype)
+
+
+class QuantizedDraft:
+    """The quantized copy of the target as a draft: q = softmax(int8 model's logits / T), sampled
+    γ times per round, each on the draft's own KV cache (rolled back to what the target kept).
+    ``qmodel``: :func:`quantized_model` of the target, made once. Decoding with ``qmodel`` alone
+    (``CachedTarget(qmodel, T)``) is faster still but samples q's law, not p's: the lossy path."""
+
+    def __init__(self, qmodel: Llama, temperature: float = 1.0, log: CallLog | None = None):
+        if not isinstance(qmodel, Llama):
+            raise ValueError(f"qmodel must be a Llama (quantized_model), got {type(qmodel).__name__}")
+        self.model = qmodel
+        self.temperature = check_model_temperature(temperature)
+        self.cache = qmodel.new_cache()
+        self.log = log if log is not None else CallLog()
+
+    @property
+    def fresh(self) -> bool:
+        return self.cache.n == 0
+
+    def reset(self) -> None:
+        self.cache.rollback(0)
+
+    def prefill(self, prompt: Iterable[int]) -> None:
+        ctx = [int(t) for t in prompt]
+        c = self.cache.common_prefix(ctx)
+        self.cache.rollback(c)
+        self.model.forward(ctx[c:], self.cache)
+
+    def _logits_after(self, ctx):
+        if not ctx:
+            raise ValueError("prefix must hold at least one token")
+        c = self.cache.common_prefix(ctx)
+        self.cache.rollback(c)
+        self.model.forward(ctx[c:], self.cache)  # nothing new when all is cached: re-read the row
+        return self.model.logits(self.cache.hidden[len(ctx) - 1 : len(ctx)])[0]
+
+    def logits_along(self, tokens: Sequence[int]) -> np.ndarray:
+        """Draft logits at every position of ``tokens`` from scratch (teacher forcing)."""
+        return self.model.logits_for(list(check_token_ids(tokens, "tokens", self.model.cfg.vocab_size)))
 
     def propose(
         self, prefix: Sequence[int], gamma: int, rng: np.random.Generator

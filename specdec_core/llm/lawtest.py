@@ -179,6 +179,19 @@ def first_token_samples(
     return counts, acc
 
 
+def sample_row(q: ArrayLike, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n tokens drawn independently from the row ``q`` (the inverse CDF, :func:`~specdec_core.batch.sample_rows`):
+    what a model decoding by itself emits at one fixed prefix."""
+    from ..batch import sample_rows
+
+    q = np.asarray(q, np.float64)
+    u = rng.random(n)
+    rows = np.broadcast_to(q, (256, q.size))  # 256 rows at a time: never an (n, V) array
+    return np.concatenate(
+        [sample_rows(rows[: len(part)], part) for part in np.array_split(u, max(1, -(-n // 256)))]
+    )
+
+
 def law_dict(p: np.ndarray, n: int, min_expected: float = 5.0) -> dict[int | str, float]:
     """{token: p} for the tokens kept as cells; chi_square_gof pools the rest itself."""
     keep = set(pooled_cells(p, n, min_expected / 10).tolist())

@@ -20,7 +20,15 @@ A **method** multiplies T input rows by a stored matrix:
 * rows: ``"gemv"`` (T = 1: one matrix–vector product), ``"rows{h}"`` (blocks of h outputs, one
   ``np.matmul`` over the blocks, each read once while in cache), ``"blas"`` (one ``x @ w.T``);
 * cols: ``"blocks"`` (one ``np.matmul`` of the T rows with every block), ``"pad2"`` (T = 1
-  padded to two rows, when the one-row call is slow).
+  padded to two rows, when the one-row call is slow);
+* rows, up to :data:`~specdec_core.llm.kernels.KERNEL_MAX_ROWS` rows: ``"nb{g}"``, the compiled
+  loop of :mod:`specdec_core.llm.kernels` taking g = 1, 2 or 4 input rows per weight read.
+
+One more storage is timed but never chosen for the target, because it changes the model:
+``"q8"``, int8 codes with a float32 scale per output row (:func:`specdec_core.llm.kernels.quantize_rows`),
+the weights of the **quantized-copy draft** (:func:`quantize_weights`). Its methods: ``"nb1"``,
+``"nb4"`` (the compiled int8 loops) and ``"deq"`` (dequantize the matrix, one BLAS call: a
+prompt's prefill). Its rows in the table tell the draft's plan and what its step costs.
 
 A :class:`Weight` holds one stored matrix and its plan {T: method}; :func:`specdec_core.llm.model.product`
 dispatches on it. All methods give ``x @ w.T`` up to float32 rounding (``tests/test_llm_layout.py``).
@@ -34,7 +42,9 @@ import time
 import numpy as np
 
 from ..distributions import check_int, check_int_sequence
-from ..measured.layout import LayoutChoice
+from ..measured.layout import LayoutChoice, check_storage
+from . import kernels
+from .kernels import KERNEL_MAX_ROWS
 
 #: The input sizes the choice is timed at (decode and short verification).
 CHOICE_TS = (1, 2, 4, 8)
@@ -53,13 +63,19 @@ def storages(shapes) -> list[str]:
     return ["rows"] + [f"cols{b}" for b in COL_WIDTHS if b <= min(outs)]
 
 
+#: Input rows per weight read of the compiled loops timed (:mod:`kernels`).
+KERNEL_GROUPS = {"rows": (1, 2, 4), "q8": (1, 4)}
+
+
 def methods(storage: str, T: int) -> list[str]:
     """The methods a ``storage`` offers for T rows."""
+    check_storage(storage)
+    nb = [f"nb{g}" for g in KERNEL_GROUPS.get(storage, ())] if T <= KERNEL_MAX_ROWS else []
     if storage == "rows":
-        return (["gemv"] if T == 1 else []) + [f"rows{h}" for h in ROW_HEIGHTS] + ["blas"]
-    if storage.startswith("cols"):
-        return ["blocks", "pad2"] if T == 1 else ["blocks"]
-    raise ValueError(f"storage must be 'rows' or 'cols<b>', got {storage!r}")
+        return (["gemv"] if T == 1 else []) + [f"rows{h}" for h in ROW_HEIGHTS] + ["blas"] + nb
+    if storage == "q8":
+        return nb or ["deq"]
+    return ["blocks", "pad2"] if T == 1 else ["blocks"]
 
 
 def _width(storage: str) -> int:
@@ -71,7 +87,9 @@ def store(w: np.ndarray, storage: str) -> np.ndarray:
     Column blocks: (ceil(out/b), in, b), the last block padded with zero outputs."""
     if storage == "rows":
         return w
-    methods(storage, 1)
+    check_storage(storage)
+    if storage == "q8":
+        raise ValueError("storage 'q8' holds codes and scales: use kernels.quantize_rows")
     out, inn = w.shape
     b = _width(storage)
     nb = -(-out // b)
@@ -84,11 +102,18 @@ def store(w: np.ndarray, storage: str) -> np.ndarray:
 
 
 def multiply(
-    x: np.ndarray, data: np.ndarray, storage: str, method: str, out: int | None = None
+    x: np.ndarray, data: np.ndarray, storage: str, method: str, out: int | None = None, scale=None
 ) -> np.ndarray:
     """``x @ w.T`` (T, out), contiguous, for ``data`` = :func:`store` (w, storage); ``out``: the
-    matrix's outputs when column blocks were padded (default: all of them)."""
+    matrix's outputs when column blocks were padded (default: all of them). Storage ``"q8"``:
+    ``data`` the int8 codes and ``scale`` their float32 scales per output row."""
     T = x.shape[0]
+    if method.startswith("nb"):
+        if storage == "q8":
+            return kernels.product_q8(x, data, scale, int(method[2:]))
+        return kernels.product_f32(x, data, int(method[2:]))
+    if storage == "q8":  # "deq": the float matrix once, then one BLAS call (a prompt's prefill)
+        return x @ kernels.dequantize_rows(data, scale).T
     if storage == "rows":
         out, inn = data.shape
         if method == "gemv":
@@ -117,35 +142,56 @@ class Weight:
     to use for each number of rows (``plan`` {T: method}; a T not in the plan uses the
     largest planned T below it, and more than :data:`SMALL_MAX_ROWS` rows the bulk method)."""
 
-    __slots__ = ("data", "storage", "plan", "shape", "dtype")
+    __slots__ = ("data", "storage", "plan", "shape", "dtype", "scale")
 
-    def __init__(self, data: np.ndarray, storage: str, plan: dict[int, str], out: int | None = None):
+    def __init__(
+        self, data: np.ndarray, storage: str, plan: dict[int, str], out: int | None = None, scale=None
+    ):
+        check_storage(storage)
+        if not plan:
+            raise ValueError("plan must name a method for at least one T")
+        for T, m in plan.items():
+            if m not in methods(storage, check_int(T, "plan T", 1)):
+                raise ValueError(f"plan: storage {storage!r} has no method {m!r} at T = {T}")
         self.data, self.storage, self.plan = data, storage, dict(sorted(plan.items()))
-        if storage == "rows":
+        self.scale = scale
+        if storage == "q8" and (scale is None or len(scale) != data.shape[0] or data.dtype != np.int8):
+            raise ValueError("storage 'q8' needs int8 codes (out, in) and a float32 scale per output row")
+        if storage.startswith("cols"):  # column blocks: the logical outputs (a padded last block holds fewer)
+            nb, inn, b = data.shape
+            if out is None or not nb * b - b < int(out) <= nb * b:
+                raise ValueError(
+                    f"out must be the matrix's outputs, in ({nb * b - b}, {nb * b}], got {out!r}"
+                )
+            self.shape = (int(out), inn)
+        else:
             self.shape = tuple(data.shape)
-        else:  # column blocks: the logical outputs (a padded last block holds fewer)
-            self.shape = (int(out) if out is not None else data.shape[0] * data.shape[2], data.shape[1])
-        self.dtype = data.dtype
+        self.dtype = data.dtype if storage != "q8" else np.dtype(np.float32)
 
     ndim = 2  # a matrix, like the ndarray it stands for
 
     @property
     def nbytes(self) -> int:
-        return int(self.data.nbytes)
+        return int(self.data.nbytes) + (0 if self.scale is None else int(self.scale.nbytes))
 
     @property
     def size(self) -> int:
         return int(self.shape[0] * self.shape[1])
 
     def method(self, T: int) -> str:
-        if T > SMALL_MAX_ROWS:
-            return "blas" if self.storage == "rows" else "blocks"
+        bulk = {"rows": "blas", "q8": "deq"}.get(self.storage, "blocks")
+        if T > SMALL_MAX_ROWS or T < 1:
+            return bulk
         below = [t for t in self.plan if t <= T]
         m = self.plan[max(below)] if below else self.plan[min(self.plan)]
+        if m.startswith("nb") and T > KERNEL_MAX_ROWS:
+            return "rows16" if self.storage == "rows" else bulk
         return "rows16" if (m == "gemv" and T > 1) else ("blocks" if m == "pad2" and T > 1 else m)
 
     def product(self, x: np.ndarray) -> np.ndarray:
-        return multiply(x, self.data, self.storage, self.method(x.shape[0]), self.shape[0])
+        if x.shape[0] == 0:
+            return np.zeros((0, self.shape[0]), np.float32)
+        return multiply(x, self.data, self.storage, self.method(x.shape[0]), self.shape[0], self.scale)
 
     def rows(self, ids) -> np.ndarray:
         """Rows ``ids`` of the logical (out, in) matrix, (len(ids), in), contiguous (embedding
@@ -153,6 +199,8 @@ class Weight:
         ids = np.asarray(ids, dtype=np.int64)
         if ids.ndim != 1 or (ids.size and (ids.min() < 0 or ids.max() >= self.shape[0])):
             raise ValueError(f"ids must be a 1-D array of rows in [0, {self.shape[0]})")
+        if self.storage == "q8":
+            return kernels.dequantize_rows(self.data[ids], self.scale[ids])
         if self.storage == "rows":
             return np.ascontiguousarray(self.data[ids])
         b = self.data.shape[2]
@@ -160,7 +208,7 @@ class Weight:
 
     def dense(self) -> np.ndarray:
         """The logical (out, in) matrix (a copy unless stored as rows)."""
-        return self.rows(np.arange(self.shape[0])) if self.storage != "rows" else self.data
+        return self.data if self.storage == "rows" else self.rows(np.arange(self.shape[0]))
 
 
 def as_rows(w) -> np.ndarray:
@@ -229,11 +277,18 @@ def sample_matrices(weights: dict, head_rows: int = 8192) -> dict[str, np.ndarra
 
 
 def choose_layout(
-    weights: dict, Ts=CHOICE_TS, reps: int = 5, seed: int = 0, flush=None, sample: dict | None = None
+    weights: dict,
+    Ts=CHOICE_TS,
+    reps: int = 5,
+    seed: int = 0,
+    flush=None,
+    sample: dict | None = None,
+    quantized: bool = True,
 ) -> LayoutChoice:
     """Time every (storage, method) on a sample of ``weights`` (:func:`sample_matrices`) for
     each T, choose the storage whose fastest methods sum to the least over ``Ts``, and, per T,
-    its fastest method. ``flush``: called (untimed) before every timed call, to leave the caches
+    its fastest method. ``quantized``: also time the int8 storage ``"q8"`` of the quantized-copy
+    draft (its plan: :meth:`LayoutChoice.plan_of`). ``flush``: called (untimed) before every timed call, to leave the caches
     as a whole pass leaves them; default: stream the model's other matrices once
     (:func:`read_floor_ms`'s cheapest reduction). Interleaved: every repeat times every cell once."""
     Ts = list(check_int_sequence(Ts, "Ts", low=1))
@@ -243,6 +298,10 @@ def choose_layout(
     mats = sample if sample is not None else sample_matrices(weights)
     shapes = [m.shape for m in mats.values()]
     stored = {s: [store(np.ascontiguousarray(m), s) for m in mats.values()] for s in storages(shapes)}
+    q8 = [kernels.quantize_rows(m) for m in mats.values()] if quantized else []
+    if q8:  # the quantized-copy draft's storage: timed for its plan, never chosen for the target
+        stored["q8"] = [c for c, _ in q8]
+    scales = {"q8": [s for _, s in q8]}
     outs = [m.shape[0] for m in mats.values()]
     if flush is None:
         sampled = {id(m) for m in mats.values()}
@@ -267,8 +326,8 @@ def choose_layout(
         for s, m, T in cells:
             flush()
             t = time.perf_counter()
-            for x, data, o in zip(xs[T], stored[s], outs):
-                multiply(x, data, s, m, o)
+            for x, data, o, sc in zip(xs[T], stored[s], outs, scales.get(s, outs)):
+                multiply(x, data, s, m, o, sc)
             times[(s, m, T)].append((time.perf_counter() - t) * 1e3)
     timings: dict[str, dict[int, float]] = {}
     for (s, m, T), v in times.items():
@@ -283,6 +342,9 @@ def choose_layout(
         sample=tuple(mats),
     )
 
+
+#: Storages that change the model (the quantized copy): timed, never chosen for the target.
+LOSSY_STORAGES = ("q8",)
 
 #: A copy of the weights in another storage is made only if its total beats the loaded rows' by
 #: more than this share: within it, the timings do not tell them apart on a shared machine (two
@@ -300,6 +362,8 @@ def pick(timings: dict[str, dict[int, float]], margin: float = COPY_MARGIN, **in
     by_storage: dict[str, dict[int, tuple[float, str]]] = {}
     for key, v in timings.items():
         s, m = key.split("/")
+        if s in LOSSY_STORAGES:  # another model's weights: never the target's storage
+            continue
         for T, ms in v.items():
             cur = by_storage.setdefault(s, {}).get(T)
             if cur is None or ms < cur[0]:
@@ -328,3 +392,23 @@ def apply_layout(weights: dict, choice: LayoutChoice) -> dict:
         weights[k] = Weight(data, choice.storage, choice.plan, out=rows.shape[0])
         del rows, w, data
     return weights
+
+
+def quantize_weights(weights: dict, choice: LayoutChoice | None = None) -> dict:
+    """The weights of the **quantized-copy draft**: every 2-D matrix of ``weights`` as int8 codes
+    with a float32 scale per output row (storage ``"q8"``, :func:`kernels.quantize_rows`, a quarter
+    of the bytes), multiplied by the compiled int8 loop with the plan that ``choice`` timed on this
+    machine (default: one row per weight read up to T = 4, then four); norms and other vectors are
+    shared with ``weights`` (no copy). A new dict: ``weights`` is unchanged."""
+    if choice is not None and not isinstance(choice, LayoutChoice):
+        raise ValueError(f"choice must be a LayoutChoice or None, got {type(choice).__name__}")
+    plan = choice.plan_of("q8") if choice is not None and "q8" in choice.storages() else {}
+    plan = plan or {1: "nb1", 4: "nb4"}
+    out = {}
+    for k, w in weights.items():
+        if isinstance(w, Weight) or getattr(w, "ndim", 0) == 2:
+            codes, scale = kernels.quantize_rows(as_rows(w))
+            out[k] = Weight(codes, "q8", plan, scale=scale)
+        else:
+            out[k] = w
+    return out

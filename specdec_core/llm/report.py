@@ -25,8 +25,9 @@ DRAFTS = {
     "ngram": "n-gram",
     "exit": "trained early exit",
     "feature": "feature draft",
+    "quant": "quantized copy (int8)",
 }
-SHORT = {"lookup": "lookup", "ngram": "n-gram", "exit": "exit", "feature": "feature"}
+SHORT = {"lookup": "lookup", "ngram": "n-gram", "exit": "exit", "feature": "feature", "quant": "int8 copy"}
 WORKLOADS = ("copy", "code", "story")
 
 
@@ -284,7 +285,7 @@ def best_real_q(
     cap: Capstone,
     workload: str,
     temperature: float = 1.0,
-    drafts: tuple[str, ...] = ("ngram", "exit", "feature"),
+    drafts: tuple[str, ...] = ("ngram", "exit", "feature", "quant"),
 ) -> Run | None:
     """Among the drafts with a genuine q, the configuration with the best *predicted* speed-up
     (chosen before the run, like :func:`chosen_rows`), with its measured run."""
@@ -357,7 +358,7 @@ def break_even_by_workload(cap: Capstone, draft: str, gamma: int, temperature: f
 
 
 #: Drafts whose q is a real distribution over the vocabulary (prompt lookup's is one-hot).
-GENUINE_Q = ("ngram", "exit", "feature")
+GENUINE_Q = ("ngram", "exit", "feature", "quant")
 
 
 def goal_gap(cap: Capstone, goal: float = 1.1, temperature: float = 1.0) -> list[str]:

@@ -346,6 +346,7 @@ def sweep(
     max_new_tokens: int | dict[str, int],
     seed: int = 100,
     on_run: Callable[[dict[str, Any]], object] | None = None,
+    alone: dict[str, Callable[[float], CachedTarget]] | None = None,
 ) -> list[dict[str, Any]]:
     """The benchmark's timed sweep, interleaved: for each repetition, workload and temperature
     (a *block*), one plain run and one run of every speculative configuration ``(draft_name,
@@ -356,12 +357,15 @@ def sweep(
     ``make_draft`` with a third parameter also receives that run's target (a draft built from
     the target's own features reads its cache, :class:`~specdec_core.llm.features.FeatureDraft`).
     Repetition r uses sampling seed ``seed + r`` for plain and speculative alike.
+    ``alone`` {name: make_model(temperature)}: other models decoding by themselves, each once per
+    block beside plain (e.g. the int8 copy of the target: faster, but it samples its own law).
     Returns a list of dicts (RunStats.to_dict() plus workload, draft, rep), in run order."""
     import inspect
 
     wants_target = len(inspect.signature(make_draft).parameters) >= 3
+    alone = dict(alone or {})
     out = []
-    block = [("plain", 0, False)] + list(configs)
+    block = [("plain", 0, False)] + [(name, 0, False) for name in alone] + list(configs)
     for rep in range(reps):
         order_rng = np.random.default_rng([seed, rep])
         for wname, prompt in prompts.items():
@@ -369,8 +373,8 @@ def sweep(
             for temp in temperatures:
                 for i in order_rng.permutation(len(block)):
                     name, g, adaptive = block[i]
-                    tgt = make_target(temp)
-                    if name == "plain":
+                    tgt = alone[name](temp) if name in alone else make_target(temp)
+                    if name == "plain" or name in alone:
                         draft = None
                     else:
                         draft = make_draft(name, temp, tgt) if wants_target else make_draft(name, temp)

@@ -32,12 +32,15 @@ __all__ = [
 ]
 
 PLAIN = "plain"
+#: Other models decoding by themselves (γ = 0), timed beside plain: the int8 copy of the target
+#: (faster, but it samples its own law, not the target's).
+ALONE = ("int8-alone",)
 
 
 @dataclass(frozen=True, order=True)
 class Config:
-    """One configuration: workload, temperature, draft ("plain" for plain decoding) and γ (0 for
-    plain decoding)."""
+    """One configuration: workload, temperature, draft ("plain" for plain decoding; a name of
+    :data:`ALONE` for another model decoding by itself) and γ (0 for those)."""
 
     workload: str
     temperature: float
@@ -50,14 +53,14 @@ class Config:
         object.__setattr__(self, "temperature", float(self.temperature))
         if isinstance(self.gamma, bool) or not isinstance(self.gamma, int) or self.gamma < 0:
             raise ValueError(f"gamma must be a non-negative int, got {self.gamma!r}")
-        if (self.draft == PLAIN) != (self.gamma == 0):
+        if (self.draft == PLAIN or self.draft in ALONE) != (self.gamma == 0):
             raise ValueError(
-                f"gamma is 0 exactly for plain decoding, got {self.draft!r} with γ = {self.gamma}"
+                f"gamma is 0 exactly for plain decoding (and {', '.join(ALONE)}), got {self.draft!r} with γ = {self.gamma}"
             )
 
     @property
     def label(self) -> str:
-        g = "" if self.draft == PLAIN else f" γ={self.gamma}"
+        g = "" if self.gamma == 0 else f" γ={self.gamma}"
         return f"{self.workload} T={self.temperature:g} {self.draft}{g}"
 
 
@@ -346,6 +349,65 @@ class Sweep:
 
 
 @dataclass(frozen=True)
+class Parting:
+    """Greedy decoding from one workload's prompt by the target and by its int8 copy: the first
+    position where their outputs differ (None: identical over ``tokens``), the text they share
+    just before it and each one's next few tokens from there."""
+
+    workload: str
+    tokens: int
+    position: int | None
+    shared_text: str
+    target_text: str
+    copy_text: str
+
+
+@dataclass(frozen=True)
+class CopyGap:
+    """How far the int8 copy's next-token law q is from the target's p along the target's own
+    temperature-1 trajectories of one workload (teacher forcing): TV(p, q) = 1 − α per position."""
+
+    workload: str
+    positions: int
+    tv_mean: float
+    tv_p90: float
+    tv_max: float
+
+
+@dataclass(frozen=True)
+class CopyLawTest:
+    """The first token of a γ = 1 round with the int8 copy as the draft, against p (it must not be
+    rejected), and tokens drawn from the copy alone (the lossy path; the test has the stated power
+    to reject it): chi-square goodness of fit, n from a power calculation for q against p."""
+
+    prefix: str
+    alpha: float
+    tv_copy: float
+    n: int
+    power: float
+    threshold: float
+    speculative: Gof
+    copy_alone: Gof
+    seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class QuantizedStudy:
+    """The quantized-copy draft (issue 35): how much quantizing moved the weights (per output row,
+    RMS of the change over RMS of the row: median and 99th percentile over every row of every
+    matrix), its bytes against the float32 weights', the gap between q and p per workload, and
+    where greedy decoding by the copy parts from the target's."""
+
+    row_error_median: float
+    row_error_p99: float
+    int8_bytes: int
+    float32_bytes: int
+    gaps: tuple[CopyGap, ...]
+    partings: tuple[Parting, ...]
+    law: CopyLawTest | None = None
+
+
+@dataclass(frozen=True)
 class Capstone:
     """Everything ``llm.json`` holds, typed. Runs, predictions and break-even α are keyed by
     :class:`Config` (break-even by (temperature, draft, γ); chosen by (workload, temperature))."""
@@ -369,6 +431,8 @@ class Capstone:
     process_vm_hwm_mib: float | None = None
     #: the weight layout the run chose by timing the candidates at load (None: runs before issue 32)
     layout: LayoutChoice | None = None
+    #: the quantized-copy draft's weights, q-to-p gap and greedy parting (None: runs before issue 35)
+    quantized: QuantizedStudy | None = None
 
     def how(self) -> str:
         """The machine line for this run, with the load over the timed runs."""
@@ -432,6 +496,7 @@ def _dump(c: Capstone) -> dict:
         "law": to_json(c.law),
         "law_history": [to_json(x) for x in c.law_history],
         **({"layout": c.layout.to_json()} if c.layout is not None else {}),
+        **({"quantized": to_json(c.quantized)} if c.quantized is not None else {}),
     }
 
 
@@ -498,6 +563,7 @@ def _load(d: dict) -> Capstone:
         ),
         process_vm_hwm_mib=_optional(d.get("process_vm_hwm_mib"), "process_vm_hwm_mib"),
         layout=LayoutChoice.from_json(d["layout"], "layout") if d.get("layout") else None,
+        quantized=from_json(QuantizedStudy, d["quantized"], "quantized") if d.get("quantized") else None,
     )
 
 

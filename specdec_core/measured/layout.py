@@ -7,7 +7,28 @@ from dataclasses import dataclass, field
 
 from ..distributions import check_positive
 
-__all__ = ["LayoutChoice"]
+__all__ = ["LayoutChoice", "check_storage", "STORAGES"]
+
+#: Every storage a layout may name (:mod:`specdec_core.llm.layout`): the loaded rows, column
+#: blocks of these widths, and the int8 rows of the quantized-copy draft. Nothing else is read.
+STORAGES = ("rows", "cols16", "cols32", "cols64", "q8")
+#: Every method a layout may name, by storage.
+METHODS = {
+    "rows": ("gemv", "rows8", "rows16", "rows32", "blas", "nb1", "nb2", "nb4"),
+    "cols": ("blocks", "pad2"),
+    "q8": ("nb1", "nb4", "deq"),
+}
+
+
+def check_storage(storage) -> str:
+    """``storage`` if it is one of :data:`STORAGES`, else a ValueError (before any allocation)."""
+    if not isinstance(storage, str) or storage not in STORAGES:
+        raise ValueError(f"storage must be one of {', '.join(STORAGES)}, got {storage!r}")
+    return storage
+
+
+def _methods_of(storage: str) -> tuple[str, ...]:
+    return METHODS["cols" if storage.startswith("cols") else storage]
 
 
 @dataclass(frozen=True)
@@ -26,6 +47,34 @@ class LayoutChoice:
     reps: int
     sample: tuple[str, ...] = field(default_factory=tuple)
     floor_by_reduction: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self):
+        check_storage(self.storage)
+        if not isinstance(self.plan, dict) or not self.plan:
+            raise ValueError(f"plan must be a non-empty {{T: method}} dict, got {self.plan!r}")
+        for T, m in self.plan.items():
+            if isinstance(T, bool) or not isinstance(T, int) or T < 1:
+                raise ValueError(f"plan: T must be a positive int, got {T!r}")
+            if m not in _methods_of(self.storage):
+                raise ValueError(f"plan: storage {self.storage!r} has no method {m!r} (T = {T})")
+        if not isinstance(self.timings, dict):
+            raise ValueError(f"timings must be a dict, got {type(self.timings).__name__}")
+        for key in self.timings:
+            s, _, m = str(key).partition("/")
+            if m not in _methods_of(check_storage(s)):
+                raise ValueError(f"timings: {key!r} is not a known 'storage/method'")
+
+    def plan_of(self, storage: str) -> dict[int, str]:
+        """{T: fastest method} of ``storage`` in the timings (the chosen storage's is ``plan``;
+        ``"q8"``: the quantized-copy draft's)."""
+        best: dict[int, tuple[float, str]] = {}
+        for key, v in self.timings.items():
+            s, m = key.split("/")
+            if s == storage:
+                for T, ms in v.items():
+                    if T not in best or ms < best[T][0]:
+                        best[T] = (ms, m)
+        return {T: best[T][1] for T in sorted(best)}
 
     def ratios(self) -> dict[int, float]:
         """{T: chosen ms at T ÷ chosen ms at T = 1} on the sample (the cost in decode steps)."""
@@ -55,7 +104,8 @@ class LayoutChoice:
                 if T not in v:
                     cells.append(f"{'—':>12}")
                     continue
-                mark = "✓" if s == self.storage and self.plan.get(T) == m else " "
+                chosen = self.plan if s == self.storage else self.plan_of(s) if s == "q8" else {}
+                mark = "✓" if chosen.get(T) == m else " "
                 cells.append(f"{v[T]:>10.1f} {mark}")
             lines.append(f"{key:<18}" + "".join(cells))
         by = ", ".join(f"{k} {v:.1f}" for k, v in self.floor_by_reduction.items())

@@ -244,6 +244,10 @@ class PassGoals:
     forward_4_over_1: float | None = None
     one_row_over_floor: float | None = None
     prefill128_new_over_old: float | None = None
+    #: the whole pass at T = 1 (cache, attention, head included) over the weight-read floor
+    forward_1_over_floor: float | None = None
+    #: one step of the int8 quantized-copy draft over one float32 target step, timed interleaved
+    draft_step_over_target_step: float | None = None
     prediction_error: dict[str, dict[int, float]] = field(default_factory=dict)
     lines: tuple[str, ...] = ()
 

@@ -14,6 +14,7 @@ DRAFT_STYLE = {
     "ngram": (COLORS["target"], "s"),
     "exit": (COLORS["draft"], "^"),
     "feature": (COLORS["residual"], "D"),
+    "quant": (COLORS["rejected"], "v"),
 }
 WORKLOAD_COLOR = {"copy": COLORS["accepted"], "code": COLORS["target"], "story": COLORS["draft"]}
 
