@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .distributions import check_int, check_nonnegative, check_positive, check_rng, check_sequence
+from .distributions import (
+    check_int,
+    check_level,
+    check_nonnegative,
+    check_positive,
+    check_rng,
+    check_sequence,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -34,10 +41,8 @@ def _positive_list(xs, name) -> np.ndarray:
     return np.array([float(check_positive(x, name, "a list of positive numbers")) for x in items])
 
 
-def _level(level):
-    if isinstance(level, bool) or not isinstance(level, (float, int)) or not 0 < level < 1:
-        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
-    return float(level)
+def _level(level) -> float:
+    return float(check_level(level, "level"))
 
 
 @dataclass(frozen=True)
@@ -75,7 +80,11 @@ def paired_ratio(numer: Sequence[float], denom: Sequence[float], level: float = 
             f"numer and denom must be non-empty and paired (same length), got {len(a)} and {len(b)}"
         )
     lv = _level(level)
-    logs = np.log(a / b)
+    logs = np.log(a) - np.log(b)  # no overflow: a and b are positive and finite
+    if np.abs(logs).max() > 700:
+        raise ValueError(
+            "numer / denom overflows (or underflows to 0) for some pair: the inputs are too far apart"
+        )
     m = float(logs.mean())
     n = len(logs)
     if n < 2:
@@ -97,7 +106,8 @@ def repeats_needed(sd_log: float, precision: float, level: float = 0.95, max_n: 
     when more than ``max_n`` (an int in [2, MAX_REPEATS]) would be needed. The search starts at
     the normal bound (z·sd_log / log(1 + precision))², below which no n can do (t_{n−1} > z)."""
     sd_log = float(check_nonnegative(sd_log, "sd_log", "a finite number >= 0"))
-    if isinstance(precision, bool) or not isinstance(precision, (int, float)) or not 0 < precision < 10:
+    precision = float(check_positive(precision, "precision", "a number in (0, 10)"))
+    if precision >= 10:
         raise ValueError(f"precision must be a number in (0, 10), got {precision!r}")
     lv = _level(level)
     max_n = check_int(max_n, "max_n", 2, MAX_REPEATS, f"an integer in [2, {MAX_REPEATS:,}]")

@@ -34,7 +34,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..distributions import check_int, check_nonnegative
+from ..distributions import (
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_sequence,
+    check_temperature,
+    check_token_ids,
+)
 from .adapters import CachedTarget, CallLog, probs_from_logits
 from .model import Llama, product
 
@@ -76,13 +83,17 @@ def collect_features(
     ``progress`` (e.g. ``print``) is called with a short line after every quarter of the
     sequences (no times: the lines are the same on every run)."""
     progress = _check_progress(progress)
-    sequences = list(sequences)
+    V = model.cfg.vocab_size
+    sequences = [
+        check_token_ids(s, f"sequences[{i}]", V)
+        for i, s in enumerate(check_sequence(sequences, "sequences", "a sequence of token sequences"))
+    ]
     marks = {max(1, round(len(sequences) * f / 4)) for f in range(1, 5)}
     hs, es, hn, hp, sq, ps = [], [], [], [], [], []
     for i, seq in enumerate(sequences):
         if i + 1 in marks:
             _report(progress, f"target states: sequence {i + 1} of {len(sequences)}")
-        seq = [int(t) for t in seq]
+        seq = list(seq)
         if len(seq) < 2:
             continue
         h = model.forward(seq, model.new_cache(len(seq)))
@@ -133,9 +144,7 @@ class FeatureMap:
         return 0 if self.R is None else self.R.shape[0]
 
     def with_logit_scale(self, s: float) -> FeatureMap:
-        s = float(s)
-        if not np.isfinite(s) or s <= 0:
-            raise ValueError(f"logit_scale must be finite and > 0, got {s}")
+        s = float(check_positive(s, "logit_scale", "a positive, finite number"))
         return dataclasses.replace(self, logit_scale=s)
 
     def design(self, h, e, h_prev=None) -> np.ndarray:
@@ -223,7 +232,7 @@ def fit_feature_map(
     _report(
         progress, f"fit: {N} positions, inputs {inputs} ({X.shape[1]} numbers) + {n_random} random features"
     )
-    X, R, c, mu, sd = _with_random_features(X, n_random, seed)
+    X, R, c, mu, sd = _with_random_features(X, n_random, check_int(seed, "seed", 0))
     _report(progress, f"fit: solving the normal equations ({X.shape[1]} × {X.shape[1]}, float64)")
     W, b = _ridge_fit(X.astype(np.float64), np.asarray(h_next, np.float64), ridge)
     _report(progress, "fit: done")
@@ -361,11 +370,12 @@ def alpha_by_depth(
 def shortlist_from_counts(token_sequences: Iterable[Sequence[int]], size: int) -> np.ndarray:
     """The ``size`` most frequent token ids over the sequences (ties: smaller id first), sorted
     ascending, int64. Fewer if fewer distinct tokens occur."""
-    if isinstance(size, bool) or int(size) != size or size < 1:
-        raise ValueError(f"size must be an integer >= 1, got {size}")
+    size = check_int(size, "size", 1)
     c = Counter()
-    for s in token_sequences:
-        c.update(int(t) for t in s)
+    for i, s in enumerate(
+        check_sequence(token_sequences, "token_sequences", "a sequence of token sequences")
+    ):
+        c.update(check_token_ids(s, f"token_sequences[{i}]"))
     if not c:
         raise ValueError("token_sequences must hold at least one token")
     top = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[: int(size)]
@@ -417,15 +427,12 @@ class FeatureDraft:
         if fmap.dim != self.model.cfg.dim:
             raise ValueError(f"fmap predicts {fmap.dim}-dim states, the model has {self.model.cfg.dim}")
         self.fmap = fmap
-        t = float(temperature)
-        if not np.isfinite(t) or t < 0:
-            raise ValueError(f"temperature must be finite and >= 0, got {temperature}")
-        self.temperature = t
+        self.temperature = float(check_temperature(temperature))
         if shortlist is None:
             self.rows = None
             self.head = self.model.w["head"]
         else:
-            ids = np.unique(np.asarray(shortlist, dtype=np.int64))
+            ids = np.unique(np.asarray(check_token_ids(shortlist, "shortlist", self.V), dtype=np.int64))
             self.rows = ids
             self.head = self.model.head_rows(ids)  # validates the ids
         self.log = log if log is not None else CallLog()
@@ -439,7 +446,7 @@ class FeatureDraft:
         """Nothing of its own to forget (the target's owner resets the target)."""
 
     def prefill(self, prompt):
-        prompt = [int(t) for t in prompt]
+        prompt = list(check_token_ids(prompt, "prompt", self.V))
         if self.target.cache.common_prefix(prompt) < len(prompt):
             self.target.prefill(prompt)
 
@@ -512,7 +519,7 @@ def alpha_along(
     Column d − 1 is the α of that token when it is a round's d-th proposal; where a token is too
     early in the sequence for depth d, the column repeats depth d − 1. For the predictor's
     :func:`~specdec_core.llm.predict.sampled_traces` (temperature 0: argmax agreement)."""
-    tokens = [int(t) for t in tokens]
+    tokens = list(check_token_ids(tokens, "tokens", model.cfg.vocab_size))
     start = check_int(start, "start", 2, len(tokens) - 1)
     depth = check_int(depth, "depth", 1)
     feats = collect_features(model, [tokens])
