@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from .distributions import (
     check_bool,
+    check_cost_curve,
     check_finite_result,
     check_gamma,
     check_int,
@@ -409,11 +410,9 @@ def memory_bound_positions(
 
 def relative_cost(curve: dict[int, Scalar]) -> dict[int, Scalar]:
     """{T: time(T) ÷ time(1)}: a cost curve in decode steps."""
-    if not isinstance(curve, dict) or 1 not in curve:
+    curve = check_cost_curve(curve, "curve", low=1, positive=True)
+    if 1 not in curve:
         raise ValueError("curve must be a dict {T: time} with T = 1")
-    for T, v in curve.items():
-        check_int(T, "curve's position T", 1)
-        check_positive(v, f"curve[{T}]", "a positive, finite time")
     one = curve[1]
     return {T: exact_ratio(v, one) for T, v in curve.items()}
 
