@@ -7,12 +7,21 @@ the verified prefix (prompt + output so far), and
 optionally ``keep_drafting(q_row, token) -> bool``, asked after each drafted token with the row it
 was drawn from (drafting stops after the first token for which it says False).
 
-**Why this keeps the target's law.** Inside a round the sampler is exact for *any* γ fixed before
-the round's verdicts: strict verification emits the target's law token by token whatever γ is.
-So γ may depend on the verified prefix, on everything earlier rounds did (their proposals,
-verdicts, uniforms), and on the draft's own draws in this round (a stop rule on the draft's
-confidence decides after seeing only q and the drafted tokens). What γ must not depend on is this
-round's verdicts: :func:`peeking_round_law` is the exact counterexample of a rule that peeks.
+**Why this keeps the target's law** (notebook 04, condition (5)). Strict verification emits the
+target's law token by token whatever γ is, provided the decision to propose each position is a
+stopping rule on the draft's own sequence: whether position i of a round is proposed may depend
+on the verified prefix, on everything earlier rounds did (their proposals, verdicts, uniforms),
+and on the draft's *earlier* tokens x₁ … xᵢ₋₁ of this round and the rows q₁ … qᵢ₋₁ they were drawn
+from. It must not depend on
+
+* xᵢ itself: drawing xᵢ and then withholding it when the draft is unsure proposes from q
+  conditioned on confidence, not from the q that verification divides by (biased; the tree form
+  is :mod:`~specdec_core.multidraft`'s ``children="pruned"``). A *greedy* draft is the exception:
+  its xᵢ is a function of the earlier tokens, verified as a one-hot proposal;
+* this round's verdicts: :func:`peeking_round_law` is the exact counterexample of a rule that peeks.
+
+:class:`ConfidenceStop` satisfies it: it decides whether to propose position i + 1 from qᵢ(xᵢ), the
+probability of a token already proposed.
 
 * :class:`FixedGamma` — the constant policy (what an int means);
 * :class:`PrefixGamma` — γ from the verified prefix alone, ``rule(prefix) -> int`` (e.g. how many

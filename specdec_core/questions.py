@@ -43,7 +43,7 @@ TRUTH_QUESTION = Question(
     "sampled statements true?",
     options=("Yes: the target checks every token the draft proposes", "No", "Only when α = 1"),
     answer=1,
-    explanation="It guarantees the same *law* as sampling the target alone, nothing more. If the "
+    explanation="It guarantees the same law (distribution) as sampling the target alone, nothing more. If the "
     "target puts probability on a false continuation, so does speculative sampling "
     "(notebook 00 shows one, with its exact probability).",
 )
@@ -364,13 +364,16 @@ GAMMA_POLICY_QUESTION = Question(
     prompt="Which rule for choosing γ can break the target's law?",
     options=(
         "Grow γ after a round with no rejection, shrink it after a rejection",
-        "Stop drafting once the draft's own probability for its token falls below 0.4",
+        "Stop drafting right after proposing a token whose draft probability is below 0.4",
         "Retry a round with γ = 0 when its first proposal was rejected",
     ),
     answer=2,
-    explanation="γ may depend on the prefix, on earlier rounds and on the draft's own draws, all decided "
-    "before this round's verdicts. Retrying after a rejection chooses γ after seeing the target's "
-    "verdict: the first token then has law min(p, q) + (1 − α)p, not p (notebook 04, section 7).",
+    explanation="Whether position i is proposed may depend on the prefix, on earlier rounds, and on the "
+    "draft's earlier tokens x₁ … xᵢ₋₁ of this round and the rows they came from; never on xᵢ itself "
+    "(drawing it, then withholding it when unsure, is biased) and never on this round's verdicts "
+    "(condition (5)). Grow/shrink looks at earlier rounds; the stop rule looks at a token already "
+    "proposed. Retrying after a rejection chooses γ after the target's verdict: the first token then "
+    "has law min(p, q) + (1 − α)p, not p (notebook 04, section 7).",
 )
 
 PROCESSOR_QUESTION = Question(
