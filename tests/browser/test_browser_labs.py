@@ -59,6 +59,7 @@ PROMISED = {
     "07-sampling-transforms.ipynb": ["transforms", "quiz"],
     "08-multiple-candidates-and-trees.ipynb": ["trees", "quiz"],
     "09-measure-a-real-model.ipynb": ["quiz"],
+    "09b-engines-you-will-use.ipynb": ["matching", "quiz"],
 }
 #: Notebooks whose Run All is too costly here: run their import cells and the cells showing labs.
 PARTIAL_RUN = {"09"}
