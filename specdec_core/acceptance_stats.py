@@ -304,9 +304,13 @@ def _exact_rows(model, prefix, name):
 
 def exact_round_law(target: ExactModel, draft: ExactModel, prefix: Sequence[int], gamma: int) -> RoundLaw:
     """Enumerate one round exactly: P(K = k), the law of the last emitted token, and the
-    chance each position is checked / accepted. Cost grows like V^γ: keep γ small."""
-    prefix = tuple(int(t) for t in prefix)
+    chance each position is checked / accepted. Cost grows like V^γ: refused beyond
+    :data:`specdec_core.processors.MAX_ENUMERATED` outcomes."""
+    from .processors import check_law_models, check_round_enumeration
+
     g = check_gamma(gamma)
+    prefix, V = check_law_models(target, draft, prefix)
+    check_round_enumeration(V, g)
     kd = [Fraction(0)] * (g + 1)
     checks = [Fraction(0)] * g
     accepts = [Fraction(0)] * g
@@ -393,10 +397,13 @@ def long_run_stats(target: ExactModel, draft: ExactModel, gamma: int) -> LongRun
     token (like :mod:`specdec_core.toy`): each round starts after the last emitted token, so
     the round-start token is a Markov chain; weight each start's exact round law by its
     stationary probability."""
+    from .processors import check_round_enumeration
+
     g = check_gamma(gamma)
     if g == 0:
         raise ValueError("gamma must be at least 1 for acceptance statistics")
     V = len(_exact_rows(target, (), "target"))
+    check_round_enumeration(V, g)
     laws = {s: exact_round_law(target, draft, (s,), g) for s in range(V)}
     P = [[laws[s].end_token.get(y, Fraction(0)) for y in range(V)] for s in range(V)]
     pi = _solve_stationary(P)

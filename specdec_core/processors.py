@@ -228,11 +228,22 @@ def check_law_models(target: LawModel, draft: LawModel, start: Sequence[int]) ->
     return start, V
 
 
-def _round_outcomes(V: int, g: int) -> int | None:
-    """How many outputs one round of γ = g may have, V + V² + … + V^(g+1) (None: far too many)."""
-    if (g + 1) * np.log10(max(V, 1)) > np.log10(MAX_ENUMERATED) + 1:
-        return None
-    return sum(V**j for j in range(1, g + 2))
+def check_round_enumeration(V: int, g: int) -> int:
+    """Refuse to enumerate one round of γ = ``g`` over V symbols when it may have more than
+    :data:`MAX_ENUMERATED` outputs, V + V² + … + V^(γ+1) (every length, not only the full
+    ones); returns that count. The one guard of the exact round laws."""
+    n = (
+        None
+        if (g + 1) * np.log10(max(V, 1)) > np.log10(MAX_ENUMERATED) + 1
+        else sum(V**j for j in range(1, g + 2))
+    )
+    if n is None or n > MAX_ENUMERATED:
+        many = f"{n:,}" if n is not None else f"more than {V}^{g + 1}"
+        raise ValueError(
+            f"gamma = {g} would enumerate up to {many} round outputs (V + V² + … + V^(γ+1), "
+            f"V = {V}); at most {MAX_ENUMERATED:,} are enumerated"
+        )
+    return n
 
 
 def _round_row(model, start, continuation, name):
@@ -251,13 +262,7 @@ def round_output_law(target: LawModel, draft: LawModel, start: Sequence[int], ga
     residual mass 1 − α at a rejection."""
     g = check_gamma(gamma)
     start, V = check_law_models(target, draft, start)
-    n = _round_outcomes(V, g)
-    if n is None or n > MAX_ENUMERATED:
-        many = f"{n:,}" if n is not None else f"more than {V}^{g + 1}"
-        raise ValueError(
-            f"gamma = {g} would enumerate up to {many} round outputs (V + V² + … + V^(γ+1), "
-            f"V = {V}); at most {MAX_ENUMERATED:,} are enumerated"
-        )
+    check_round_enumeration(V, g)
     law: dict = {}
 
     def add(seq, prob):
