@@ -45,7 +45,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from .distributions import check_gamma, check_int, check_probability
-from .sampling import MAX_GAMMA
+from .sampling import MAX_GAMMA, check_prefix
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -204,8 +204,9 @@ def peeking_generate(
     from .sampling import speculative_round
 
     out: list = []
+    prefix = check_prefix(prefix)
     n = check_int(max_new_tokens, "max_new_tokens", 0)
-    g = check_gamma(gamma)
+    g = check_gamma(gamma, high=MAX_GAMMA)
     while len(out) < n:
         ctx = tuple(prefix) + tuple(out)
         rec = speculative_round(target, draft, ctx, gamma=min(g, n - len(out) - 1), rng=rng)

@@ -140,14 +140,16 @@ class ProcessedModel:
     def __init__(self, model, processors, name=None):
         self.model, self.processors = model, _check_processors(processors)
         self.name = name or f"processed {getattr(model, 'name', 'model')}"
-        self.vocab_size = getattr(model, "vocab_size", None)
+        self.vocab_size = _declared_vocab(model)
 
     def __call__(self, prefix):
-        row = check_model_rows(self.model(tuple(prefix)), self.name)
+        prefix = check_token_ids(prefix, "prefix", self.vocab_size)
+        row = check_model_rows(self.model(prefix), self.name)
         return np.asarray(process(row, prefix, self.processors), dtype=np.float64)
 
     def exact(self, prefix: Sequence[int]) -> Row:
-        return process(self.model.exact(tuple(prefix)), prefix, self.processors)
+        prefix = check_token_ids(prefix, "prefix", self.vocab_size)
+        return process(self.model.exact(prefix), prefix, self.processors)
 
     def round_row(self, start: Sequence[int], continuation: Sequence[int]) -> Row:
         """The exact row used at position ``continuation`` of a round that started at ``start``."""

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .distributions import check_sequence, check_token_ids
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
@@ -53,13 +55,18 @@ class ToyModel:
         self._float = {k: np.array(v, dtype=np.float64) for k, v in table.items()}
 
     def _key(self, prefix):
-        return prefix[-1] if len(prefix) else START
+        """The previous token (a token id inside the vocabulary, else a ValueError naming the
+        prefix, never a KeyError), or START for the empty prefix."""
+        items = check_sequence(prefix, "prefix", "a sequence of token ids")
+        if not items:
+            return START
+        return check_token_ids(items[-1:], "prefix", self.vocab_size)[0]
 
     def __call__(self, prefix) -> np.ndarray:
-        return self._float[self._key(tuple(prefix))].copy()
+        return self._float[self._key(prefix)].copy()
 
     def exact(self, prefix: Sequence[int]) -> np.ndarray:
-        return np.array(self.table[self._key(tuple(prefix))], dtype=object)
+        return np.array(self.table[self._key(prefix)], dtype=object)
 
     def __repr__(self):
         return f"ToyModel({self.name!r}, V={self.vocab_size})"
