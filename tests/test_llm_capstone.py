@@ -113,9 +113,9 @@ def test_predictor_cannot_take_run_records(lm):
     )
     cost = P.CostModel({1: 10.0, 2: 12.0})
     for bad in (s, s.to_dict(), [s]):
-        with pytest.raises(TypeError):
+        with pytest.raises(ValueError, match="traces"):
             P.predict_decode(cost, bad)
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="costs"):
         P.predict_decode({"verify_ms": {1: 10.0}}, P.plain_trace(3))
 
 

@@ -381,15 +381,20 @@ def predict_decode(costs: CostModel, traces) -> dict:
     their time (mean tokens ÷ mean time: each trace's own speed weighted by its time, as one long
     run through them all would measure). Traces may differ in length (trajectories cut by a stop
     token); for traces of one length this is tokens ÷ ``decode_ms``. ``rounds``, ``mean_k`` and
-    ``alpha`` are means per trace, per round and per checked proposal. Raises TypeError for
+    ``alpha`` are means per trace, per round and per checked proposal. Raises ValueError for
     anything else (a timed run's record cannot be passed in)."""
     if not isinstance(costs, CostModel):
-        raise TypeError(f"costs must be a CostModel, got {type(costs).__name__}")
+        raise ValueError(f"costs must be a CostModel, got {type(costs).__name__}")
     if isinstance(traces, RoundTrace):
         traces = [traces]
-    traces = list(traces)
+    try:
+        traces = list(traces)
+    except TypeError:
+        raise ValueError(
+            f"traces must be RoundTrace objects (teacher forcing), got {type(traces).__name__}"
+        ) from None
     if not traces or not all(isinstance(t, RoundTrace) for t in traces):
-        raise TypeError("traces must be RoundTrace objects (teacher forcing), not run records")
+        raise ValueError("traces must be RoundTrace objects (teacher forcing), not run records")
     ms = [sum(costs.round_ms(g, first=(r == 0)) for r, g in enumerate(t.gammas)) for t in traces]
     mean_ms = float(np.mean(ms))
     if mean_ms <= 0:
