@@ -9,6 +9,7 @@ weights on one side give a message (never NaN) and a greyed figure. The numbers 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 
 import numpy as np
@@ -36,14 +37,14 @@ DEFAULTS = {
 }
 
 
-def normalized_pair(state):
+def normalized_pair(state: Mapping) -> tuple[np.ndarray, np.ndarray]:
     return (
         normalize_weights([state[k] for k in P_KEYS], "p"),
         normalize_weights([state[k] for k in Q_KEYS], "q"),
     )
 
 
-def problem(state) -> str | None:
+def problem(state: Mapping) -> str | None:
     try:
         normalized_pair(state)
     except ValueError as exc:
@@ -55,7 +56,7 @@ def _tv(out, p) -> float:
     return float(total_variation(np.asarray(out, dtype=np.float64), p))
 
 
-def texts(state) -> dict:
+def texts(state: Mapping) -> dict[str, str]:
     """The lab's readouts (pure; never NaN).
 
     ``"acceptance"``: the strict α and the match rule's acceptance for the chosen draft;

@@ -9,6 +9,7 @@ come from :mod:`specdec_core.engines`, :mod:`specdec_core.verify` and :mod:`spec
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,11 +20,14 @@ from .acceptance import SYMBOLS
 from .frames import LabPlot
 from .style import COLORS, HATCHES, tag_kind
 
+if TYPE_CHECKING:
+    from ..types import Probs
+
 #: Largest γ on the right panel (the lab's γ slider goes this far).
 MAX_GAMMA = 8
 
 
-def rule_numbers(p, q, draft: str, max_gamma: int = MAX_GAMMA) -> dict:
+def rule_numbers(p: Probs, q: Probs, draft: str, max_gamma: int = MAX_GAMMA) -> dict:
     """Float numbers the figure shows at (p, q, draft): per-symbol accepted masses of both rules,
     both acceptances and their E[K] curves for γ = 0 … ``max_gamma``."""
     r = proposal_law(q, draft)
