@@ -75,3 +75,12 @@ def test_every_results_file_read_is_inside_a_built_wheel(tmp_path):
     inside = set(zipfile.ZipFile(wheels[0]).namelist())
     missing = sorted(n for n in names if f"specdec_core/results/{n}" not in inside)
     assert not missing, f"read but not in the wheel: {missing}"
+
+
+def test_license_is_an_spdx_string_so_the_build_prints_no_deprecation_banner():
+    """A ``license = {text = ...}`` table makes setuptools >= 77 print a deprecation banner at each
+    of pip's three build hooks (three times in a learner's first ``make lab``, issue 38)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert isinstance(project["license"], str) and project["license"] == "MIT"
+    assert (ROOT / project["license-files"][0]).is_file()
+    assert not any(c.startswith("License ::") for c in project.get("classifiers", []))
