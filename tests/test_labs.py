@@ -443,6 +443,19 @@ def test_corrections_every_rule_at_the_worked_example(rule):
     assert f"{float(total_variation(out, [0.6, 0.3, 0.1])):.4f}" in lab.last_texts["tv"]
 
 
+def test_corrections_correct_rule_answers_a_q_slider_on_screen():
+    """Under the residual rule the output is p whatever q is; the verdict says so and names α, and
+    the figure's title carries α, so moving q visibly changes something (lab walk: 'looks frozen')."""
+    lab = corrections_lab(rule="residual")
+    before_texts, before_png = dict(lab.last_texts), lab.png
+    lab.set(q_A=0.4)
+    assert lab.last_texts["output"] == before_texts["output"]  # still p
+    assert (
+        "whatever q is" in lab.last_texts["verdict"] and lab.last_texts["verdict"] != before_texts["verdict"]
+    )
+    assert "α (now 0.6000)" in before_texts["verdict"] and lab.png != before_png
+
+
 def test_corrections_specific_outputs():
     s = res_mod.DEFAULTS
     assert "[0.2800, 0.4200, 0.3000]" in res_mod.texts(s)["output"]

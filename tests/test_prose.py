@@ -249,6 +249,7 @@ def test_06_and_09_cost_claims_agree_with_passcost():
     assert "two positions already cost more than two steps" in text06 and earlier[2] > 2
     assert "paid more than two steps for two positions" in text06 and earlier[2] > 2
     assert "one row costs at most a quarter more than the floor" in text06 and floor_ratio <= 1.25
+    assert "a fraction of a step more than one" in text06 and read_once[8] < 2  # 06 overview, summary
     assert "more than two steps for two positions" in text09 and earlier[2] > 2
     assert "a few positions cost a fraction of a step more than one" in text09 and read_once[4] < 2
     assert "two positions still cost noticeably more than one step" in text09 and read_once[2] > 1.05

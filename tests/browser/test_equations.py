@@ -1,5 +1,5 @@
-"""Every display equation fits its cell in JupyterLab, number included (issue 38 item 5): measured
-in Chromium, not estimated.
+"""Every display equation fits its cell in JupyterLab, number included, and no printed line wraps
+(issue 38 item 5): measured in Chromium, not estimated.
 
 The lab walk of 2026-12-05 found 13 display equations that lost their right side or their number
 at 1024 px with the file browser open (01 (7) without "= 1 − TV(p, q)", 04 (5) without "rounds
@@ -11,6 +11,9 @@ MathJax has typeset — in markdown and in stored outputs: the union of the boxe
 its number (MathJax's ``mjx-table`` and ``mjx-labels`` cell; the whole ``mjx-math`` for an
 equation without a number) must lie inside the cell's rendered text. A number pushed onto the
 body counts too (MathJax then widens the container past the cell instead).
+
+Printed lines (stored streams and text/plain outputs) are measured at 1280 px: a line whose text
+lies on more than one line box wraps, and Lab wraps printed text mid-word.
 
 The window is 1024×768 and 1280×900 (the browser suite's own size); the notebook is opened once and
 the window resized. Lab lays cells out lazily (``content-visibility``), so each equation is
@@ -29,6 +32,12 @@ from labdriver import NOTEBOOKS_SRC, command, show_file_browser
 #: Window sizes, (width, height) in CSS px at device scale 1: a small laptop or half a screen, and
 #: the size every other browser test uses.
 WIDTHS = ((1024, 768), (1280, 900))
+#: Printed lines must not wrap at this window width (file browser open); at 1024 px a table may.
+PRINTED_WIDTH = 1280
+#: Notebooks whose printed lines are not yet fitted (issue 38 item 5: their authors are on it; remove
+#: a number once its lines fit, e.g. with ``specdec_core.formatting.wrapped``). Their equations are
+#: checked all the same.
+PRINTED_NOT_YET = {"03", "04", "07", "09"}
 #: Every notebook of the collection (numbered NN or NNx), whoever wrote it.
 NOTEBOOKS = sorted(p for p in NOTEBOOKS_SRC.glob("[0-9][0-9]*-*.ipynb"))
 
@@ -80,6 +89,49 @@ MEASURE = """async () => {
 }"""
 
 
+# Every printed line (a stored stream or text/plain output) that the output area wraps: a line is
+# wrapped when its text lies on more than one line box. Lab breaks printed text anywhere, mid-word
+# included ("rejecte / d"), so a line must fit.
+WRAPPED = """async () => {
+  const frame = () => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)));
+  const w = window.jupyterapp.shell.currentWidget;
+  const found = [];
+  const cells = w.content.widgets;
+  for (let i = 0; i < cells.length; i++) {
+    for (const pre of cells[i].node.querySelectorAll('.jp-OutputArea-output.jp-RenderedText pre')) {
+      pre.scrollIntoView({block: 'nearest'});
+      await frame();
+      if (pre.getClientRects().length === 0) continue;
+      const nodes = [];
+      const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) nodes.push(n);
+      const at = (offset) => {   // (text node, offset in it) of a character offset in the pre
+        for (const n of nodes) {
+          if (offset <= n.data.length) return [n, offset];
+          offset -= n.data.length;
+        }
+        const last = nodes[nodes.length - 1];
+        return [last, last.data.length];
+      };
+      const text = nodes.map((n) => n.data).join('');
+      let start = 0;
+      for (const line of text.split('\\n')) {
+        if (line.trim()) {
+          const range = document.createRange();
+          range.setStart(...at(start));
+          range.setEnd(...at(start + line.length));
+          const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0)
+                                                          .map((r) => Math.round(r.top)));
+          if (tops.size > 1) found.push({cell: i, chars: [...line].length, text: line.slice(0, 60)});
+        }
+        start += line.length + 1;
+      }
+    }
+  }
+  return found;
+}"""
+
+
 def markdown_display_count(path: Path) -> int:
     nb = nbformat.read(path, as_version=4)
     return sum(len(DISPLAY.findall(c.source)) for c in nb.cells if c.cell_type == "markdown")
@@ -116,8 +168,15 @@ def test_overflow_check_can_fail():
     assert overflowing([{**inside, "right": 971}], 1024) == []  # a rounding pixel is not a cut
 
 
+def wrapped_lines(found: list[dict], width: int) -> list[str]:
+    return [
+        f"{width} px: cell {e['cell']}: a printed line of {e['chars']} characters wraps: {e['text']}"
+        for e in found
+    ]
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name.split("-")[0])
-def test_display_equations_fit_their_cells(lab, lab_page, path):
+def test_display_equations_and_printed_lines_fit_their_cells(lab, lab_page, path):
     page = lab_page
     relpath = f"notebooks/{path.name}"
     expected = markdown_display_count(path)
@@ -133,6 +192,8 @@ def test_display_equations_fit_their_cells(lab, lab_page, path):
             measured = page.evaluate(MEASURE)
             counted.add(len(measured))
             problems += overflowing(measured, width)
+            if width == PRINTED_WIDTH and path.name.split("-")[0] not in PRINTED_NOT_YET:
+                problems += wrapped_lines(page.evaluate(WRAPPED), width)
     finally:
         page.set_viewport_size({"width": 1280, "height": 900})
     assert min(counted) >= expected, (
@@ -140,5 +201,5 @@ def test_display_equations_fit_their_cells(lab, lab_page, path):
     )
     assert not problems, (
         f"{path.name}: display equations leave their cell (break them into aligned lines, \\\\, keeping "
-        "the \\tag):\n" + "\n".join(problems)
+        "the \\tag), or printed lines wrap (print shorter lines):\n" + "\n".join(problems)
     )
