@@ -92,6 +92,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as w
+import numpy as np
 
 from ..plots.frames import MAX_WIDTH_PX, message_png, plot_size, png_data_url
 
@@ -135,10 +136,15 @@ class Control:
     continuous: bool = True
 
     def check(self, value, key: str = "value"):
-        """Raise ``ValueError`` unless ``value`` is a value this control can hold exactly."""
+        """Raise ``ValueError`` unless ``value`` is a value this control can hold exactly;
+        returns it as the control holds it (a numpy number as the Python int or float)."""
         if self.kind in ("int", "float"):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(
+                value, (int, float, np.integer, np.floating)
+            ):
                 raise ValueError(f"{key} must be a finite number, got {value!r}")
+            if isinstance(value, np.generic):
+                value = value.item()
             if not self.lo <= value <= self.hi:  # NaN and ±inf fail this too
                 raise ValueError(f"{key} must lie in [{self.lo}, {self.hi}], got {value!r}")
             k = (value - self.lo) / self.step
@@ -150,12 +156,13 @@ class Control:
             if self.kind == "int" and value != int(value):
                 raise ValueError(f"{key} must be an integer, got {value!r}")
         elif self.kind == "radio" and value is None:
-            return  # nothing selected yet
+            return value  # nothing selected yet
         elif self.kind == "checkbox":
             if not isinstance(value, bool):
                 raise ValueError(f"{key} must be True or False, got {value!r}")
         elif value not in [v for _, v in self.options]:
             raise ValueError(f"{key} must be one of {[v for _, v in self.options]}, got {value!r}")
+        return value
 
     def build(self, value, key: str) -> w.Widget:
         """The widget, starting at exactly ``value`` (checked)."""
@@ -453,9 +460,9 @@ class Lab(w.VBox):
         unknown = set(changes) - set(self._state)
         if unknown:
             raise ValueError(f"unknown state keys {sorted(unknown)}; known: {list(self._state)}")
-        for k, v in changes.items():
-            if k in self.spec.controls:
-                self.spec.controls[k].check(v, k)
+        changes = {
+            k: self.spec.controls[k].check(v, k) if k in self.spec.controls else v for k, v in changes.items()
+        }
         self._busy = True
         try:
             for k, v in changes.items():
