@@ -93,7 +93,7 @@ def test_match_rule_keeps_p_for_any_pair(pq, draft):
 @given(exact_pair(max_n=6))
 def test_match_acceptance_never_exceeds_alpha_and_equality_is_characterized(pq):
     """Σ q·p ≤ Σ min(p, q), each term: q·p = min·max ≤ min. Equality iff every symbol has
-    min(p, q) = 0 or max(p, q) = 1 (disjoint supports, or p = q one-hot)."""
+    min(p, q) = 0 or max(p, q) = 1 (disjoint supports, or p or q one-hot)."""
     p, q = pq
     alpha, match = acceptance_probability(p, q), E.match_acceptance(p, q)
     assert isinstance(match, F) and 0 <= match <= alpha
