@@ -803,7 +803,8 @@ def assemble(
         predictions_info=dict(pred.info),
         greedy_margins=dict(pred.greedy_margins),
         sweep=swept.sweep if swept else None,
-        runs=dict(swept.runs) if swept else {},
+        runs={c: r for c, r in swept.runs.items() if c.draft not in ALONE} if swept else {},
+        alone={c: r for c, r in swept.runs.items() if c.draft in ALONE} if swept else {},
         law=law,
         process_vm_hwm_mib=vm_hwm,
         layout=layout,
@@ -846,7 +847,7 @@ def quantized_study(lm, qmodel, pred: Predicted, s: Settings) -> QuantizedStudy:
         CopyGap(w, len(a), float(np.mean(1 - a)), float(np.quantile(1 - a, 0.9)), float(np.max(1 - a)))
         for w, a in pred.copy_alpha.items()
     )
-    parts = tuple(_parting(lm, qmodel, w, s.max_new[w]) for w in WORKLOADS)
+    parts = tuple(_parting(lm, qmodel, w, PARTING_TOKENS[s.quick]) for w in WORKLOADS)
     law = copy_law_test(lm, qmodel, s)
     for p in parts:
         log(
@@ -854,6 +855,9 @@ def quantized_study(lm, qmodel, pred: Predicted, s: Settings) -> QuantizedStudy:
         )
     return QuantizedStudy(float(np.median(e)), float(np.quantile(e, 0.99)), i8, f32, gaps, parts, law)
 
+
+#: Greedy tokens decoded by the target and by its int8 copy to find where they part (quick, full).
+PARTING_TOKENS = {True: 48, False: 200}
 
 #: The law test's sizes tried for power against the int8 copy (its q is close to p: large n).
 COPY_LAW_GRID = (1000, 2000, 4000, 8000, 16000, 32000, 64000)
@@ -875,7 +879,9 @@ def copy_law_test(lm, qmodel, s: Settings) -> CopyLawTest:
     memo = lawtest.MemoTarget(CachedTarget(lm.model, 1.0))
     p, q = memo(prefix), QuantizedDraft(qmodel, 1.0)(prefix)
     n, pw = lawtest.sample_size(p, q, target_power=0.99, grid=COPY_LAW_GRID)
-    n = n if s.law_max_n is None else min(n, s.law_max_n)
+    if s.law_max_n is not None and n > s.law_max_n:  # a quick run: fewer samples, less power
+        n = s.law_max_n
+        pw = lawtest.power(p, q, n, threshold=1e-3)
     law = lawtest.law_dict(p, n)
     counts, acc = lawtest.first_token_samples(memo, q, prefix, n, seed=2035)
     alone = Counter(int(x) for x in lawtest.sample_row(q, n, np.random.default_rng(2036)))

@@ -21,9 +21,12 @@ import numpy as np
 from .distributions import (
     check_finite_result,
     check_gamma,
+    check_int,
     check_int_sequence,
     check_nonnegative,
+    check_positive,
     check_probability,
+    check_reals,
     check_time,
 )
 
@@ -345,3 +348,33 @@ def speedup_map(
             raise ValueError(f"at gamma={g} the round takes no time (all costs are 0)")
         out[i] = expected_output_count(a, g) * b / total
     return out
+
+
+def alpha_needed(
+    c: float, factor: float = 1.0, verify: Sequence[float] | None = None, max_gamma: int = 12
+) -> float | None:
+    """The smallest α at which some γ in 1…max_gamma reaches a speed-up of ``factor``: rounds of
+    γ draft steps of cost ``c`` (target steps) and one verification call, E[K] / (γc + v(γ+1)).
+    ``verify``: the verification call's cost in target steps for T = 1, 2, … positions (index
+    T − 1; None: one step whatever T, the model of :func:`improvement_factor`). None when even
+    α = 1 does not reach it. Float64; bisection to 1e-9 (E[K] grows with α). The curves of the
+    draft ladder (notebook 09): α needed to break even (``factor`` 1) or to gain ×1.5."""
+    from .counts import expected_output_count
+
+    cc = float(_check_nonneg(c, "c", "a non-negative cost ratio (draft step / target step)"))
+    f = float(check_positive(factor, "factor"))
+    m = check_int(max_gamma, "max_gamma", 1, 64)
+    v = [1.0] * (m + 1) if verify is None else [float(x) for x in check_reals(verify, "verify")]
+    if len(v) < m + 1 or min(v) <= 0 or not np.isfinite(v).all():
+        raise ValueError(f"verify must hold {m + 1} positive finite costs (T = 1 … {m + 1}), got {len(v)}")
+    best = None
+    for g in range(1, m + 1):
+        cost = g * cc + v[g]
+        if float(expected_output_count(1.0, g)) < f * cost:
+            continue  # even α = 1 is not enough at this γ
+        lo, hi = 0.0, 1.0
+        while hi - lo > 1e-9:
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if float(expected_output_count(mid, g)) >= f * cost else (mid, hi)
+        best = hi if best is None else min(best, hi)
+    return best

@@ -206,3 +206,21 @@ def test_quantized_draft_keeps_p_law_exactly_and_the_lossy_path_does_not(tiny):
     # a broken verifier is caught: verifying against q itself (every proposal accepted) is the lossy law
     broken = speculative_sequence_law(q, q, prefix, length=3, gamma=2)
     assert _tv(broken, want) == _tv(lossy, want) > 0
+
+
+def test_a_second_start_compiles_nothing(tmp_path):
+    """numba's cache (here a fresh folder through NUMBA_CACHE_DIR, as where the package is
+    read-only): the first process compiles every kernel, the second loads them all."""
+    import os
+    import subprocess
+    import sys
+
+    code = "from specdec_core.llm import kernels as K; print(K.warm_up()[1], K.cache_folder())"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)]
+    runs.append(
+        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    )
+    (first, where1), (second, where2) = (r.stdout.split() for r in runs)
+    assert int(first) == len(K.F32_KERNELS) + len(K.Q8_KERNELS) and int(second) == 0
+    assert where1 == where2 and where1.startswith(str(tmp_path))

@@ -192,8 +192,9 @@ def product_q8(x: np.ndarray, codes: np.ndarray, scale: np.ndarray, group: int =
     return y if xp.shape[0] == T else y[:T]
 
 
-def warm_up() -> float:
-    """Compile (or load from numba's cache) both kernels for every row count; returns seconds."""
+def warm_up() -> tuple[float, int]:
+    """Compile (or load from numba's cache) every kernel: (seconds, kernels compiled now). A first
+    start in a fresh environment compiles all of them; a second start loads them (0 compiled)."""
     t = time.perf_counter()
     w = np.ones((4, 8), np.float32)
     c, s = quantize_rows(w)
@@ -202,4 +203,12 @@ def warm_up() -> float:
         product_f32(x, w, g)
     for g in Q8_KERNELS:
         product_q8(x, c, s, g)
-    return time.perf_counter() - t
+    compiled = sum(sum(k.stats.cache_misses.values()) for k in (*F32_KERNELS.values(), *Q8_KERNELS.values()))
+    return time.perf_counter() - t, compiled
+
+
+def cache_folder() -> str:
+    """Where numba keeps the compiled kernels (``__pycache__`` beside this file, or numba's
+    user-wide cache folder where the package folder is read-only)."""
+    warm_up()
+    return str(_f32_g1.stats.cache_path)

@@ -18,6 +18,7 @@ from ..measured.capstone import PLAIN, Capstone, Config, Run
 from ..measured.records import Spread
 from ..measured.studies import FeatureStudy, PassCost, RoundingStudy
 from ..repeats import PairedRatio
+from ..timing import alpha_needed
 from .predict import break_even_alpha
 
 DRAFTS = {
@@ -488,3 +489,96 @@ def goal_lines(pc: PassCost) -> list[str]:
         f"{g.products_8_over_1:.2f} (whole pass: {g.forward_4_over_1:.2f}, {g.forward_8_over_1:.2f}); "
         f"one row {g.one_row_over_floor:.2f}× the weight-read floor",
     ]
+
+
+# ---------------------------------------------------------------- the draft ladder (issue 35)
+
+
+def verify_steps(cap: Capstone, temperature: float = 1.0, max_T: int = 12) -> list[float]:
+    """The measured verification call's cost in target steps for T = 1 … max_T positions (the
+    micro-benchmark's medians over its median at T = 1)."""
+    v = _cap(cap).micro.verify[float(temperature)].median()
+    if any(T not in v for T in range(1, max_T + 1)):
+        raise ValueError(f"the stored verify curve does not cover T = 1 … {max_T} (it has {sorted(v)})")
+    return [v[T] / v[1] for T in range(1, max_T + 1)]
+
+
+def alpha_needed_or_nan(c: float, factor: float, verify: list[float] | None) -> float:
+    """:func:`specdec_core.timing.alpha_needed` at the largest γ the verify curve allows (NaN where
+    no γ reaches ``factor``: a gap in a plotted curve, never a printed number)."""
+    m = 11 if verify is None else len(verify) - 1
+    a = alpha_needed(c, factor, verify, max_gamma=m)
+    return float("nan") if a is None else a
+
+
+def ladder_points(cap: Capstone) -> list[tuple[str, float, float, float, float]]:
+    """(draft, draft step in target steps, mean α at T = 1 over the workloads, lowest, highest)
+    for every draft with a teacher-forced α and a measured step."""
+    cap = _cap(cap)
+    v1 = cap.micro.verify[1.0].median()[1]
+    out = []
+    for d in DRAFTS:
+        al = [a for (w, t, dd), a in cap.teacher_forcing_alpha.items() if dd == d and t == 1.0]
+        curve = cap.micro.draft.get(d)
+        if not al or curve is None or 1 not in curve.median():
+            continue
+        out.append((d, curve.median()[1] / v1, float(np.mean(al)), min(al), max(al)))
+    return out
+
+
+def ladder_lines(cap: Capstone) -> list[str]:
+    """The ladder as text: per draft, its step cost, α at T = 1 and the α it needs (both counts)."""
+    v = verify_steps(cap)
+    lines = []
+    for d, c, a, lo, hi in ladder_points(cap):
+        need = alpha_needed(c, 1.0, v, max_gamma=len(v) - 1)
+        need15 = alpha_needed(c, 1.5, v, max_gamma=len(v) - 1)
+        fmt_n = lambda x: "out of reach" if x is None else f"{x:.2f}"
+        lines.append(
+            f"{SHORT[d]:>9}: step {c:.2f} target steps, α {a:.2f} ({lo:.2f}–{hi:.2f}); "
+            f"needs {fmt_n(need)} to break even, {fmt_n(need15)} for ×1.5"
+        )
+    return lines
+
+
+def quantized_lines(cap: Capstone) -> list[str]:
+    """The int8 copy (issue 35): how far quantizing moved each weight row, its bytes, q against p
+    per workload (TV = 1 − α per position), and the powered law test of both paths."""
+    qs = _cap(cap).quantized
+    if qs is None:
+        raise ValueError("the stored results predate the quantized-copy draft (no 'quantized' record)")
+    lines = [
+        f"weights: int8 per output row, {qs.int8_bytes / 1e6:.0f} MB against {qs.float32_bytes / 1e6:.0f} MB "
+        f"float32; each row moves by {100 * qs.row_error_median:.2f} % of its size (median; 99th percentile "
+        f"{100 * qs.row_error_p99:.2f} %)"
+    ]
+    for g in qs.gaps:
+        lines.append(
+            f"{g.workload}: TV(p, q) per position mean {g.tv_mean:.3f}, 90th percentile {g.tv_p90:.3f}, "
+            f"largest {g.tv_max:.3f} ({g.positions} positions)"
+        )
+    return lines
+
+
+def lossy_lines(cap: Capstone, temperature: float = 1.0) -> list[str]:
+    """Lossless beside lossy, per workload: the int8 copy decoding alone (faster, another law)
+    against speculative decoding with the int8 copy as the draft at the γ predicted best before
+    the run (p's law exactly); decode-only paired speed-ups over plain decoding of the same repeats."""
+    cap = _cap(cap)
+    t = float(temperature)
+    lines = []
+    for w in WORKLOADS:
+        alone = cap.alone.get(Config(w, t, "int8-alone", 0))
+        spec = best_real_q(cap, w, t, drafts=("quant",))
+        if alone is None or spec is None:
+            continue
+        same = ""
+        if alone.greedy_equal is not None:
+            same = (
+                f"; same text as the target in {sum(alone.greedy_equal)} of {len(alone.greedy_equal)} repeats"
+            )
+        lines.append(
+            f"{w}: int8 copy alone {fmt_interval(alone.speedup_paired)} (samples q){same} | "
+            f"int8 draft, γ = {spec.config.gamma}: {fmt_interval(spec.speedup_paired)} (samples p exactly)"
+        )
+    return lines

@@ -433,6 +433,9 @@ class Capstone:
     layout: LayoutChoice | None = None
     #: the quantized-copy draft's weights, q-to-p gap and greedy parting (None: runs before issue 35)
     quantized: QuantizedStudy | None = None
+    #: runs of other models decoding by themselves (:data:`ALONE`), against the same plain runs;
+    #: kept apart from ``runs``, which hold the target's own output law
+    alone: dict[Config, Run] = field(default_factory=dict)
 
     def how(self) -> str:
         """The machine line for this run, with the load over the timed runs."""
@@ -497,6 +500,7 @@ def _dump(c: Capstone) -> dict:
         "law_history": [to_json(x) for x in c.law_history],
         **({"layout": c.layout.to_json()} if c.layout is not None else {}),
         **({"quantized": to_json(c.quantized)} if c.quantized is not None else {}),
+        **({"alone": [r.to_json() for r in c.alone.values()]} if c.alone else {}),
     }
 
 
@@ -564,6 +568,7 @@ def _load(d: dict) -> Capstone:
         process_vm_hwm_mib=_optional(d.get("process_vm_hwm_mib"), "process_vm_hwm_mib"),
         layout=LayoutChoice.from_json(d["layout"], "layout") if d.get("layout") else None,
         quantized=from_json(QuantizedStudy, d["quantized"], "quantized") if d.get("quantized") else None,
+        alone={r.config: r for r in (Run.from_json(x) for x in d.get("alone", []))},
     )
 
 

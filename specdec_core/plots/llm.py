@@ -78,6 +78,8 @@ def cost_figure(cap):
         )
         axes[1].plot(Ts, [T / (m / med[0]) for T, m in zip(Ts, med)], "o-", ms=3, color=col, label=lab)
     for d, (col, mk) in DRAFT_STYLE.items():
+        if d not in mic.draft:  # a draft this run did not measure
+            continue
         c = mic.draft[d].median()
         gs = [g for g in sorted(c) if g > 0]
         axes[0].plot(gs, [c[g] for g in gs], mk + ":", color=col, ms=4, label=f"draft: {report.DRAFTS[d]}")
@@ -199,4 +201,35 @@ def pay_figure(cap):
         ax.set_title("greedy" if t == 0 else "temperature 1", fontsize=9)
     axes[0].legend(fontsize=7, loc="upper left")
     tag_kind(axes[1], "measured", "lower right")
+    return fig
+
+
+def ladder_figure(cap):
+    """The draft ladder: every draft on one plane, α at temperature 1 (teacher forcing along the
+    target's own trajectories; marker at the mean over the three workloads, bar from the lowest to
+    the highest) against what one draft step costs in target steps (micro-benchmarks), with the α
+    needed to break even and to gain ×1.5 at the best γ — dashed as notebook 05 counts a
+    verification (one target step whatever γ), solid with this CPU's measured verification cost."""
+    pts = report.ladder_points(cap)
+    top_c = max([c for _d, c, *_ in pts] + [0.5]) * 1.15
+    cs = np.linspace(0.0, top_c, 60)
+    v = report.verify_steps(cap)
+    fig, ax = plt.subplots(figsize=(6.4, 3.9), layout="constrained")
+    for factor, col in ((1.0, COLORS["ink"]), (1.5, COLORS["target"])):
+        for verify, ls in ((None, "--"), (v, "-")):
+            a = [report.alpha_needed_or_nan(c, factor, verify) for c in cs]
+            label = f"{'break-even' if factor == 1 else '×1.5'}" + (
+                ", 05's count" if verify is None else ", measured verify"
+            )
+            ax.plot(cs, a, color=col, lw=1.0, ls=ls, label=label)
+    for d, c, mean, lo, hi in pts:
+        col, mk = DRAFT_STYLE[d]
+        ax.errorbar([c], [mean], yerr=[[mean - lo], [hi - mean]], color=col, marker=mk, ms=6, capsize=3, lw=1,
+                    label=report.DRAFTS[d], zorder=3)  # fmt: skip
+    ax.set_xlim(0, top_c)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("cost of one draft step (target steps, measured)")
+    ax.set_ylabel("α at temperature 1 (teacher forcing)")
+    ax.legend(fontsize=7, loc="lower right", ncol=2)
+    tag_kind(ax, "measured", "upper left")
     return fig
