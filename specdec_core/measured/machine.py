@@ -73,6 +73,8 @@ class Machine:
     threads: int | None = None
     load_avg_end: tuple[float, float, float] | None = None
     wall_minutes: float | None = None
+    #: the cores the process was allowed to run on (``os.sched_getaffinity``); () when unknown
+    affinity: tuple[int, ...] = ()
 
     @classmethod
     def now(cls, threads: int | None = None) -> Machine:
@@ -93,6 +95,7 @@ class Machine:
             numpy=np.__version__,
             blas=tuple((str(i.get("internal_api")), int(i.get("num_threads"))) for i in threadpool_info()),
             threads=threads,
+            affinity=tuple(sorted(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else (),
         )
 
     def finished(self, wall_minutes: float | None = None) -> Machine:
@@ -115,7 +118,12 @@ class Machine:
             load = f"load average {self.load_avg_start[0]:.1f} → {self.load_avg_end[0]:.1f}"
         else:
             load = f"load average {self.load_avg_start[0]:.1f}"
-        parts = [self.cpu, f"{self.cores} cores", blas, self.date_utc, load] + ([script] if script else [])
+        pinned = []
+        if self.affinity and len(self.affinity) < self.cores:
+            pinned = [f"pinned to core {', '.join(map(str, self.affinity))} (other work on the other cores)"]
+        parts = [self.cpu, f"{self.cores} cores", blas, *pinned, self.date_utc, load] + (
+            [script] if script else []
+        )
         return ", ".join(parts)
 
     def to_dict(self) -> dict:
@@ -124,6 +132,9 @@ class Machine:
         d["blas"] = [list(b) for b in self.blas]
         for k in ("load_avg_start", "load_avg_end"):
             d[k] = list(d[k]) if d[k] is not None else None
+        d["affinity"] = list(self.affinity)
+        if not self.affinity:
+            del d["affinity"]
         return d
 
     @classmethod
@@ -149,6 +160,9 @@ class Machine:
                 wall_minutes=None
                 if d.get("wall_minutes") is None
                 else json_number(d["wall_minutes"], "machine.wall_minutes"),
+                affinity=tuple(
+                    json_int(c, f"machine.affinity[{i}]") for i, c in enumerate(d.get("affinity") or ())
+                ),
             )
         except KeyError as e:
             raise ValueError(f"the machine record lacks {e.args[0]!r}") from None
