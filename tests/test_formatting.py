@@ -73,8 +73,10 @@ def test_label_rule_has_one_set_of_kinds():
         "reported",
         "derived-from-assumed",
         "derived-from-measured",
+        "derived-from-simulated",
     }
     assert kind_text("derived-from-assumed") == "derived from assumed inputs"
+    assert labelled("derived-from-simulated", "x") == "[derived from simulated inputs] x"
 
 
 def test_existing_labels_print_as_before():

@@ -30,6 +30,7 @@ KIND_COLORS = {
     "reported": "#000000",
     "derived-from-assumed": "#D55E00",
     "derived-from-measured": "#004C80",
+    "derived-from-simulated": "#8A3F74",  # the simulated purple, darker (white text stays legible)
 }
 
 #: Hatches to tell series apart without colour.
