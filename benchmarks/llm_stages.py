@@ -35,6 +35,7 @@ from specdec_core.llm.drafts import (
     QuantizedDraft,
     collect_residuals,
     fit_exit_map,
+    quantization_report,
     quantized_model,
 )
 from specdec_core.llm.features import (
@@ -44,7 +45,6 @@ from specdec_core.llm.features import (
     fit_feature_map,
     shortlist_from_counts,
 )
-from specdec_core.llm.layout import as_rows
 from specdec_core.llm.runs import sweep, timed_run
 from specdec_core.llm.workloads import (
     CALIBRATION,
@@ -834,15 +834,7 @@ def _parting(lm, qmodel, workload: str, n: int) -> Parting:
 def quantized_study(lm, qmodel, pred: Predicted, s: Settings) -> QuantizedStudy:
     """How far the int8 copy is from the target: weights per row, q against p per position along
     the temperature-1 trajectories of stage 3 (TV = 1 − α), and where greedy decoding parts."""
-    errs, f32, i8 = [], 0, 0
-    for k, w in lm.model.w.items():
-        if getattr(w, "ndim", 0) != 2:
-            continue
-        dense, q = as_rows(w), qmodel.w[k]
-        deq = q.dense()
-        errs.append(np.sqrt(((dense - deq) ** 2).mean(axis=1) / np.maximum((dense**2).mean(axis=1), 1e-30)))
-        f32, i8 = f32 + dense.nbytes, i8 + q.nbytes
-    e = np.concatenate(errs)
+    rep = quantization_report(lm.model, qmodel)
     gaps = tuple(
         CopyGap(w, len(a), float(np.mean(1 - a)), float(np.quantile(1 - a, 0.9)), float(np.max(1 - a)))
         for w, a in pred.copy_alpha.items()
@@ -853,7 +845,7 @@ def quantized_study(lm, qmodel, pred: Predicted, s: Settings) -> QuantizedStudy:
         log(
             f"greedy parting {p.workload}: at {p.position} after {p.shared_text!r}: {p.target_text!r} / {p.copy_text!r}"
         )
-    return QuantizedStudy(float(np.median(e)), float(np.quantile(e, 0.99)), i8, f32, gaps, parts, law)
+    return QuantizedStudy(**rep, gaps=gaps, partings=parts, law=law)
 
 
 #: Greedy tokens decoded by the target and by its int8 copy to find where they part (quick, full).

@@ -119,6 +119,15 @@ def test_the_command_runs_every_stage_and_writes_the_record(stages, lm, tmp_path
     back = read_capstone(out)
     assert back.quick and len(back.predictions) == len(back.runs) == len(pred.predictions)
     assert not (tmp_path / "llm.json.partial").exists()
+    qs = back.quantized  # issue 35: the int8 copy's study, and its runs alone kept apart
+    assert {g.workload for g in qs.gaps} == {p.workload for p in qs.partings} == {"copy", "code", "story"}
+    assert (
+        0 < qs.row_error_median <= qs.row_error_p99 < 0.05 and 3 < qs.float32_bytes / qs.int8_bytes <= 4
+    )  # + a scale per row
+    assert all(0 <= g.tv_mean <= g.tv_max <= 1 for g in qs.gaps) and qs.law.n > 0
+    assert set(back.alone) == {
+        Config(w, t, "int8-alone", 0) for w in ("copy", "code", "story") for t in (0.0, 1.0)
+    }
 
 
 def test_prediction_stage_cannot_see_the_timed_runs(stages, lm):

@@ -289,6 +289,32 @@ def quantized_model(model: Llama, choice=None) -> Llama:
     return Llama(model.cfg, quantize_weights(model.w, choice), check_dtype=model.check_dtype)
 
 
+def quantization_report(model: Llama, qmodel: Llama) -> dict[str, float]:
+    """How far :func:`quantized_model` moved the weights: per output row of every matrix, the RMS
+    of the change over the RMS of the row (``row_error_median``, ``row_error_p99`` over all rows),
+    and the bytes of the int8 and of the float32 matrices. Exact arithmetic on the stored weights:
+    the same on every machine."""
+    from .layout import as_rows
+
+    if not isinstance(model, Llama) or not isinstance(qmodel, Llama):
+        raise ValueError("model and qmodel must be Llama models (qmodel = quantized_model(model))")
+    errs, f32, i8 = [], 0, 0
+    for k, w in model.w.items():
+        if getattr(w, "ndim", 0) != 2:
+            continue
+        dense, q = as_rows(w), qmodel.w[k]
+        change = ((dense - q.dense()) ** 2).mean(axis=1)
+        errs.append(np.sqrt(change / np.maximum((dense**2).mean(axis=1), 1e-30)))
+        f32, i8 = f32 + dense.nbytes, i8 + q.nbytes
+    e = np.concatenate(errs)
+    return {
+        "row_error_median": float(np.median(e)),
+        "row_error_p99": float(np.quantile(e, 0.99)),
+        "int8_bytes": int(i8),
+        "float32_bytes": int(f32),
+    }
+
+
 class QuantizedDraft:
     """The quantized copy of the target as a draft: q = softmax(int8 model's logits / T), sampled
     γ times per round, each on the draft's own KV cache (rolled back to what the target kept).

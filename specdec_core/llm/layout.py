@@ -291,6 +291,7 @@ def choose_layout(
     draft (its plan: :meth:`LayoutChoice.plan_of`). ``flush``: called (untimed) before every timed call, to leave the caches
     as a whole pass leaves them; default: stream the model's other matrices once
     (:func:`read_floor_ms`'s cheapest reduction). Interleaved: every repeat times every cell once."""
+    kernels.warm_up()  # compile (or load) the compiled loops before anything is timed
     Ts = list(check_int_sequence(Ts, "Ts", low=1))
     if 1 not in Ts:
         raise ValueError("Ts must include 1 (the decode step every ratio is taken against)")

@@ -582,3 +582,38 @@ def lossy_lines(cap: Capstone, temperature: float = 1.0) -> list[str]:
             f"int8 draft, γ = {spec.config.gamma}: {fmt_interval(spec.speedup_paired)} (samples p exactly)"
         )
     return lines
+
+
+def parting_lines(cap: Capstone) -> list[str]:
+    """Where greedy decoding by the int8 copy parts from the target's, per workload."""
+    qs = _cap(cap).quantized
+    if qs is None:
+        raise ValueError("the stored results predate the quantized-copy draft (no 'quantized' record)")
+    out = []
+    for p in qs.partings:
+        if p.position is None:
+            out.append(f"{p.workload}: identical over all {p.tokens} greedy tokens")
+            continue
+        out.append(
+            f"{p.workload}: same for {p.position} tokens, then …{p.shared_text!r} continues "
+            f"{p.target_text!r} (target) / {p.copy_text!r} (int8 copy)"
+        )
+    return out
+
+
+def copy_law_lines(cap: Capstone) -> list[str]:
+    """The powered law test of both paths: the int8 copy as a draft (p's law) and alone (q's)."""
+    qs = _cap(cap).quantized
+    law = None if qs is None else qs.law
+    if law is None:
+        raise ValueError("the stored results hold no law test of the int8 copy")
+    verdict = lambda g: (
+        f"chi-square {g.chi2:.1f} on {g.dof} dof, p-value {g.p_value:.2g} → "
+        + ("REJECTED" if g.rejected else "not rejected")
+    )
+    return [
+        f"prefix {law.prefix!r}: α = {law.alpha:.3f}, TV(p, q) = {law.tv_copy:.3f}; n = {law.n} draws "
+        f"(power {law.power:.2f} to reject q's law at p-value < {law.threshold:g})",
+        f"speculative, int8 copy as the draft : {verdict(law.speculative)}",
+        f"the int8 copy alone                 : {verdict(law.copy_alone)}",
+    ]
