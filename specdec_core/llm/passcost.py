@@ -164,7 +164,11 @@ def curves(pc: PassCost, threads: int = 1) -> tuple[dict, dict, dict]:
 def how(pc: PassCost) -> str:
     """Where, when and how the stored pass costs were measured (``pc``: the stored passcost.json,
     :func:`specdec_core.measured.read_stored`)."""
-    return f"{_record(pc).how()}; {pc.method}"
+    rec = _record(pc)
+    machine = rec.machine.how(rec.script).replace(
+        ", ".join(f"{api} × {n} threads" for api, n in rec.machine.blas), "1 and then 2 threads (each line says which)"
+    )
+    return f"{machine}; {pc.method}"
 
 
 def input_lines(pc: PassCost, threads: int = 1) -> list[str]:
