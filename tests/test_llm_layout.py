@@ -197,3 +197,145 @@ def test_a_laid_out_model_scores_as_the_loaded_one(tiny_gguf, storage):
     assert auto.layout is not None and set(auto.layout.plan) == set(L.CHOICE_TS)
     with pytest.raises(ValueError, match="layout"):
         load_model(str(path), cache=False, layout="fastest")
+
+
+# ---------------------------------------------------------------- the adversarial pass's layout findings (issue 38)
+
+INFO = dict(floor_ms=1.0, sample_bytes=1, reps=1)
+
+
+@pytest.mark.parametrize(
+    "timings, margin, match",
+    [
+        ({"rows/gemv": {1: math.nan}, "cols16/blocks": {1: 1.0}}, 0.05, "positive finite"),  # W5-5
+        ({"rows/gemv": {1: -1.0}, "cols16/blocks": {1: 1.0}}, 0.05, "positive finite"),
+        ({"rows/gemv": {1: 1.0}}, math.nan, "margin"),
+        ({"rows/gemv": {1: 1.0}}, -1, "margin"),
+        ({"rows/gemv": {1: 1.0}}, "x", "margin"),
+        ({"rowsgemv": {1: 1.0}}, 0.05, "storage/method"),  # C5-5
+        ({"rows/gemv": {}}, 0.05, "non-empty"),
+        ({"rows/gemv": {1.5: 1.0}}, 0.05, "T"),
+    ],
+)
+def test_pick_refuses_bad_timings_and_margins(timings, margin, match):
+    with pytest.raises(ValueError, match=match):
+        L.pick(timings, margin=margin, **INFO)
+
+
+def test_pick_names_what_it_lacks_and_copies_only_when_more_than_the_margin_faster():
+    with pytest.raises(ValueError, match="floor_ms"):
+        L.pick({"rows/gemv": {1: 1.0}})  # C5-5: the signature's **info
+    exactly = L.pick({"rows/gemv": {1: 100.0}, "cols16/blocks": {1: 95.0}}, **INFO)  # K5-6: exactly 5 %
+    assert exactly.storage == "rows"
+    assert L.pick({"rows/gemv": {1: 100.0}, "cols16/blocks": {1: 94.0}}, **INFO).storage == "cols16"
+    with_q8 = L.pick({"rows/gemv": {1: 100.0}, "q8/nb1": {1: 10.0}}, **INFO)  # lossy: timed, never chosen
+    assert with_q8.storage == "rows" and with_q8.plan_of("q8") == {1: "nb1"}
+
+
+def test_read_floor_fails_when_a_reader_thread_fails():  # W5-6
+    with pytest.raises(ValueError, match="at least threads"):
+        L.read_floor_ms([np.ones(3, np.float32)], reps=1, threads=8)
+    with pytest.raises(ValueError, match="arrays"):
+        L.read_floor_ms([[1.0, 2.0]], reps=1)
+
+    def boom():
+        raise RuntimeError("x")
+
+    with pytest.raises(RuntimeError):
+        L.read_floor_ms([np.ones(64, np.float32)], reps=1, threads=2, before=boom)
+    bad = np.ones(64, np.float32)
+    saved = L.REDUCTIONS["dot"]
+    try:
+        L.REDUCTIONS["dot"] = lambda v: (_ for _ in ()).throw(ZeroDivisionError("in a thread"))
+        with pytest.raises(RuntimeError, match="reader thread failed"):
+            L.read_floor_ms([bad], reps=1, threads=2)
+    finally:
+        L.REDUCTIONS["dot"] = saved
+
+
+def test_a_padded_weight_reports_its_logical_shape():  # W5-7
+    data = L.store(np.ones((17, 2), np.float32), "cols16")
+    with pytest.raises(ValueError, match="out must be"):
+        L.Weight(data, "cols16", {1: "blocks"})
+    W = L.Weight(data, "cols16", {1: "blocks"}, out=17)
+    assert W.shape == (17, 2) and W.product(np.ones((1, 2), np.float32)).shape == (1, 17)
+    assert np.asarray(W).shape == (17, 2) and W.T.shape == (2, 17)  # C5-8: usable as the array it stands for
+
+
+@pytest.mark.parametrize("storage", ["cols1000000000", "cols0", "cols-16", "colsx", "cols", "rows0", 3, "q4"])
+def test_unknown_storages_are_refused_before_any_allocation(storage):  # H5-5, C5-3
+    with pytest.raises(ValueError, match="storage"):
+        L.store(np.ones((64, 8), np.float32), storage)
+    d = _choice().to_json()
+    d["storage"] = storage
+    with pytest.raises(ValueError, match="storage"):
+        LayoutChoice.from_json(d)
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda d: d.pop("timings"), "lacks 'timings'"),  # C5-4
+        (lambda d: d.pop("plan"), "lacks 'plan'"),
+        (lambda d: d.update(plan=[]), "plan must be"),
+        (lambda d: d.update(plan={"1": "ks"}), "no method"),
+        (lambda d: d.update(plan={"1.5": "gemv"}), "plan"),
+        (lambda d: d.update(plan={}), "non-empty"),
+        (lambda d: d["timings"].update({"rowsgemv": {"1": 1.0}}), "storage must be"),
+        (lambda d: d.update(sample_bytes="x"), "sample_bytes"),
+    ],
+)
+def test_a_stored_choice_is_refused_naming_the_field(change, match):
+    d = _choice().to_json()
+    change(d)
+    with pytest.raises(ValueError, match=match):
+        LayoutChoice.from_json(d)
+    with pytest.raises(ValueError, match="JSON object"):
+        LayoutChoice.from_json([])
+
+
+def test_choose_layout_validates_and_bounds_its_arguments():  # H5-4, C5-5, K5-4
+    w = _weights(np.random.default_rng(0))
+    for kw, match in [
+        (dict(Ts=[1, 10**7]), "Ts"),
+        (dict(Ts=[1, 64]), "Ts"),
+        (dict(sample={}), "sample"),
+        (dict(sample={"a": np.ones(4, np.float32)}), "sample"),
+        (dict(seed="x"), "seed"),
+        (dict(seed=-1), "seed"),
+        (dict(flush="x"), "flush"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            L.choose_layout(w, reps=1, **kw)
+    with pytest.raises(ValueError, match="dict"):
+        L.choose_layout("x")
+
+
+def test_choose_layout_on_laid_out_weights_copies_no_whole_matrix(monkeypatch):  # H5-6
+    w = _weights(np.random.default_rng(0), layers=5)
+    L.apply_layout(w, L.pick({"cols32/blocks": {1: 1.0}}, **INFO))
+    dense_calls = []
+    real = L.Weight.dense
+    monkeypatch.setattr(L.Weight, "dense", lambda self: dense_calls.append(self.shape) or real(self))
+    c = L.choose_layout(w, Ts=(1, 2), reps=1)
+    assert c.storage in ("rows", "cols16", "cols32")
+    # only the sampled layers (0, 2, 4) are made dense, never the head or the unsampled layers
+    assert (256, 32) not in dense_calls and len(dense_calls) == 6
+
+
+def test_a_tiny_models_table_never_prints_zero_times():  # K5-5
+    c = L.pick(
+        {"rows/gemv": {1: 0.0042}, "rows/rows16": {1: 0.0051}}, floor_ms=0.0031, sample_bytes=1, reps=1
+    )
+    table = "\n".join(c.table())
+    assert "0.0042" in table and "0.0031" in table and " 0.0 " not in table
+
+
+def test_load_model_refuses_a_layout_it_cannot_read(tiny_gguf):  # C5-6
+    with pytest.raises(ValueError, match="layout"):
+        load_model(str(tiny_gguf[0]), cache=False, layout=np.array([1, 2]))
+
+
+def test_a_laid_out_model_scores_an_empty_batch():  # C5-7
+    W = L.Weight(np.ones((64, 8), np.float32), "rows", {1: "gemv"})
+    assert M.product(np.zeros((0, 8), np.float32), W).shape == (0, 64)

@@ -206,6 +206,15 @@ class Weight:
         b = self.data.shape[2]
         return np.ascontiguousarray(self.data[ids // b, :, ids % b])
 
+    def __array__(self, dtype=None, copy=None):
+        d = self.dense()
+        return d if dtype is None else d.astype(dtype)
+
+    @property
+    def T(self) -> np.ndarray:
+        """The logical matrix transposed (a dense copy unless stored as rows)."""
+        return self.dense().T
+
     def dense(self) -> np.ndarray:
         """The logical (out, in) matrix (a copy unless stored as rows)."""
         return self.data if self.storage == "rows" else self.rows(np.arange(self.shape[0]))
@@ -230,8 +239,17 @@ def read_floor_ms(arrays, reps: int = 5, threads: int = 1, before=None) -> tuple
     parts read by as many Python threads at once (numpy releases the GIL inside a reduction):
     the floor of several cores. ``before``: called untimed before each timing (a cache flush)."""
     reps, threads = check_int(reps, "reps", 1), check_int(threads, "threads", 1, 64)
+    if before is not None and not callable(before):
+        raise ValueError(f"before must be a function or None, got {before!r}")
+    if isinstance(arrays, np.ndarray) or not all(isinstance(a, np.ndarray) for a in arrays):
+        raise ValueError("arrays must be a list of numpy arrays (the weights to stream)")
     flat = [a.reshape(-1) for a in arrays]
+    if not flat or min(v.size for v in flat) < threads:
+        raise ValueError(
+            f"arrays must be a non-empty list of arrays, each with at least threads = {threads} entries"
+        )
     parts = [[v[i * v.size // threads : (i + 1) * v.size // threads] for v in flat] for i in range(threads)]
+    failed: list[BaseException] = []
     times: dict[str, list] = {k: [] for k in REDUCTIONS}
     for _ in range(reps):
         for k, f in REDUCTIONS.items():
@@ -239,8 +257,11 @@ def read_floor_ms(arrays, reps: int = 5, threads: int = 1, before=None) -> tuple
                 before()
 
             def read(vs, f=f):
-                for v in vs:
-                    f(v)
+                try:
+                    for v in vs:
+                        f(v)
+                except Exception as e:  # a reader thread's error fails the call, never passes unseen
+                    failed.append(e)
 
             t = time.perf_counter()
             if threads == 1:
@@ -251,6 +272,8 @@ def read_floor_ms(arrays, reps: int = 5, threads: int = 1, before=None) -> tuple
                     th.start()
                 for th in ths:
                     th.join()
+            if failed:
+                raise RuntimeError(f"a reader thread failed: {failed[0]!r}") from failed[0]
             times[k].append((time.perf_counter() - t) * 1e3)
     med = {k: float(np.median(v)) for k, v in times.items()}
     return min(med.values()), med
@@ -265,14 +288,17 @@ def sample_matrices(weights: dict, head_rows: int = 8192) -> dict[str, np.ndarra
         first = k.split(".")[0]
         return int(first) if "." in k and first.isdigit() else None
 
+    if not isinstance(weights, dict):
+        raise ValueError(f"weights must be a dict of weight matrices, got {type(weights).__name__}")
     layers = sorted({layer(k) for k in weights} - {None})
     if not layers:
         raise ValueError("weights holds no layer matrices")
     chosen = {layers[0], layers[len(layers) // 2], layers[-1]}
     out = {k: as_rows(w) for k, w in weights.items() if layer(k) in chosen and getattr(w, "ndim", 0) == 2}
     if "head" in weights:
-        h = as_rows(weights["head"])
-        out["head"] = h[: min(check_int(head_rows, "head_rows", 1), h.shape[0])]
+        h = weights["head"]
+        n = min(check_int(head_rows, "head_rows", 1), h.shape[0])
+        out["head"] = h.rows(np.arange(n)) if isinstance(h, Weight) else h[:n]  # never the whole head copied
     return out
 
 
@@ -292,11 +318,18 @@ def choose_layout(
     as a whole pass leaves them; default: stream the model's other matrices once
     (:func:`read_floor_ms`'s cheapest reduction). Interleaved: every repeat times every cell once."""
     kernels.warm_up()  # compile (or load) the compiled loops before anything is timed
-    Ts = list(check_int_sequence(Ts, "Ts", low=1))
+    Ts = list(check_int_sequence(Ts, "Ts", low=1, high=SMALL_MAX_ROWS))
     if 1 not in Ts:
         raise ValueError("Ts must include 1 (the decode step every ratio is taken against)")
-    reps = check_int(reps, "reps", 1)
+    reps, seed = check_int(reps, "reps", 1, 1000), check_int(seed, "seed")
+    if flush is not None and not callable(flush):
+        raise ValueError(f"flush must be a function or None, got {flush!r}")
     mats = sample if sample is not None else sample_matrices(weights)
+    if not isinstance(mats, dict) or not mats:
+        raise ValueError("sample must be a non-empty dict of (out, in) matrices")
+    for k, m in mats.items():
+        if not isinstance(m, np.ndarray) or m.ndim != 2 or 0 in m.shape or m.dtype != np.float32:
+            raise ValueError(f"sample[{k!r}] must be a non-empty 2-D float32 matrix")
     shapes = [m.shape for m in mats.values()]
     stored = {s: [store(np.ascontiguousarray(m), s) for m in mats.values()] for s in storages(shapes)}
     q8 = [kernels.quantize_rows(m) for m in mats.values()] if quantized else []
@@ -304,12 +337,11 @@ def choose_layout(
         stored["q8"] = [c for c, _ in q8]
     scales = {"q8": [s for _, s in q8]}
     outs = [m.shape[0] for m in mats.values()]
-    if flush is None:
-        sampled = {id(m) for m in mats.values()}
+    if flush is None:  # stream the stored data of every matrix not sampled (no dense copy)
         rest = [
-            as_rows(w).reshape(-1)
-            for w in weights.values()
-            if getattr(w, "ndim", 0) == 2 and id(w) not in sampled
+            (w.data if isinstance(w, Weight) else w).reshape(-1)
+            for k, w in weights.items()
+            if getattr(w, "ndim", 0) == 2 and k not in mats
         ]
 
         def flush():
@@ -353,13 +385,37 @@ LOSSY_STORAGES = ("q8",)
 COPY_MARGIN = 0.05
 
 
+def _check_margin(x, name: str) -> float:
+    """A share in [0, 1) (a margin): real, finite; bools, strings and NaN refused."""
+    if (
+        isinstance(x, bool)
+        or not isinstance(x, (int, float, np.floating, np.integer))
+        or not 0 <= float(x) < 1
+    ):
+        raise ValueError(f"{name} must be a share in [0, 1), got {x!r}")
+    return float(x)
+
+
 def pick(timings: dict[str, dict[int, float]], margin: float = COPY_MARGIN, **info) -> LayoutChoice:
     """The choice from a table of timings {"storage/method": {T: ms}} (see :func:`choose_layout`):
     the storage with the least total over the T every storage was timed at, except that the
     loaded rows are kept unless the best other storage is more than ``margin`` faster in total;
     then, per T, that storage's fastest method."""
-    if not timings:
-        raise ValueError("timings is empty")
+    if not isinstance(timings, dict) or not timings:
+        raise ValueError("timings must be a non-empty dict {'storage/method': {T: ms}}")
+    margin = _check_margin(margin, "margin")
+    for key, v in timings.items():
+        if not isinstance(key, str) or key.count("/") != 1:
+            raise ValueError(f"timings: {key!r} is not a 'storage/method' key")
+        if not isinstance(v, dict) or not v:
+            raise ValueError(f"timings[{key!r}] must be a non-empty dict {{T: ms}}")
+        for T, ms in v.items():
+            check_int(T, f"timings[{key!r}] T", 1)
+            if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 < ms < float("inf"):
+                raise ValueError(f"timings[{key!r}][{T}] must be a positive finite time in ms, got {ms!r}")
+    missing = {"floor_ms", "sample_bytes", "reps"} - set(info)
+    if missing:
+        raise ValueError(f"pick needs {', '.join(sorted(missing))} (what choose_layout measured)")
     by_storage: dict[str, dict[int, tuple[float, str]]] = {}
     for key, v in timings.items():
         s, m = key.split("/")
@@ -369,11 +425,15 @@ def pick(timings: dict[str, dict[int, float]], margin: float = COPY_MARGIN, **in
             cur = by_storage.setdefault(s, {}).get(T)
             if cur is None or ms < cur[0]:
                 by_storage[s][T] = (ms, m)
+    if not by_storage:
+        raise ValueError("timings hold no storage the target may use (only lossy ones)")
     Ts = set.intersection(*(set(d) for d in by_storage.values()))
+    if not Ts:
+        raise ValueError("timings share no T across storages: nothing to compare")
     total = {s: sum(by_storage[s][T][0] for T in Ts) for s in by_storage}
     best = min(total, key=lambda s: (total[s], s != "rows"))
-    if "rows" in total and best != "rows" and total[best] > (1 - float(margin)) * total["rows"]:
-        best = "rows"
+    if "rows" in total and best != "rows" and total[best] >= (1 - margin) * total["rows"]:
+        best = "rows"  # a copy only when more than ``margin`` faster
     plan = {T: by_storage[best][T][1] for T in sorted(by_storage[best])}
     return LayoutChoice(storage=best, plan=plan, timings=timings, **info)
 

@@ -48,7 +48,9 @@ def load_model(
     """Load the model. ``layout="auto"``: time the candidate weight layouts on this machine
     (:func:`layout.choose_layout`, a few seconds, one BLAS thread recommended) and use the
     fastest; a :class:`~layout.LayoutChoice`: use that one; None: the weights as loaded."""
-    if layout is not None and layout != "auto" and not isinstance(layout, LayoutChoice):
+    if not (
+        layout is None or isinstance(layout, LayoutChoice) or (isinstance(layout, str) and layout == "auto")
+    ):
         raise ValueError(f"layout must be None, 'auto' or a LayoutChoice, got {layout!r}")
     cfg, packed, tok, info = load_gguf(path, cache=cache, progress=progress)
     choice = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..distributions import check_positive
+from .records import json_int
 
 __all__ = ["LayoutChoice", "check_storage", "STORAGES"]
 
@@ -25,6 +26,12 @@ def check_storage(storage) -> str:
     if not isinstance(storage, str) or storage not in STORAGES:
         raise ValueError(f"storage must be one of {', '.join(STORAGES)}, got {storage!r}")
     return storage
+
+
+def _ms(v: float) -> str:
+    """A time in ms with one decimal, or three significant digits below 1 ms (a tiny model's
+    timings never print as 0.0)."""
+    return f"{v:.1f}" if v >= 1 else f"{v:.3g}"
 
 
 def _methods_of(storage: str) -> tuple[str, ...]:
@@ -106,10 +113,10 @@ class LayoutChoice:
                     continue
                 chosen = self.plan if s == self.storage else self.plan_of(s) if s == "q8" else {}
                 mark = "✓" if chosen.get(T) == m else " "
-                cells.append(f"{v[T]:>10.1f} {mark}")
+                cells.append(f"{_ms(v[T]):>10} {mark}")
             lines.append(f"{key:<18}" + "".join(cells))
-        by = ", ".join(f"{k} {v:.1f}" for k, v in self.floor_by_reduction.items())
-        lines.append(f"{'read floor':<18}{self.floor_ms:>10.1f}   (fastest streaming reduction: {by})")
+        by = ", ".join(f"{k} {_ms(v)}" for k, v in self.floor_by_reduction.items())
+        lines.append(f"{'read floor':<18}{_ms(self.floor_ms):>10}   (fastest streaming reduction: {by})")
         return lines
 
     def to_json(self) -> dict:
@@ -131,20 +138,45 @@ class LayoutChoice:
                 raise ValueError(f"{where}.{name} must be a number of ms, got {v!r}")
             return float(check_positive(v, f"{where}.{name}", "a positive, finite time"))
 
+        if not isinstance(d, dict):
+            raise ValueError(f"{where} must be a JSON object, got {type(d).__name__}")
+        for key in ("storage", "plan", "timings", "floor_ms", "sample_bytes", "reps"):
+            if key not in d:
+                raise ValueError(f"{where} lacks {key!r}")
+        for key in ("plan", "timings"):
+            if not isinstance(d[key], dict):
+                raise ValueError(f"{where}.{key} must be a JSON object, got {d[key]!r}")
+
+        def T_of(T, name):  # a T key: the digits of a positive int
+            if not (isinstance(T, str) and T.isdigit() and int(T) >= 1):
+                raise ValueError(f"{where}.{name}: {T!r} is not a positive number of positions")
+            return int(T)
+
         storage = d.get("storage")
         if not isinstance(storage, str):
             raise ValueError(f"{where}.storage must be a string, got {storage!r}")
+        for k, v in d["timings"].items():
+            if not isinstance(v, dict):
+                raise ValueError(f"{where}.timings.{k} must be a JSON object, got {v!r}")
         timings = {
-            k: {int(T): ms(x, f"timings.{k}.{T}") for T, x in v.items()} for k, v in d["timings"].items()
+            k: {T_of(T, f"timings.{k}"): ms(x, f"timings.{k}.{T}") for T, x in v.items()}
+            for k, v in d["timings"].items()
         }
-        plan = {int(T): str(m) for T, m in d["plan"].items()}
+        plan = {T_of(T, "plan"): str(m) for T, m in d["plan"].items()}
+        try:
+            return cls._build(d, storage, plan, timings, ms, where)
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
+
+    @classmethod
+    def _build(cls, d, storage, plan, timings, ms, where):
         return cls(
             storage=storage,
             plan=plan,
             timings=timings,
             floor_ms=ms(d["floor_ms"], "floor_ms"),
-            sample_bytes=int(d["sample_bytes"]),
-            reps=int(d["reps"]),
+            sample_bytes=json_int(d["sample_bytes"], f"{where}.sample_bytes"),
+            reps=json_int(d["reps"], f"{where}.reps"),
             sample=tuple(str(x) for x in d.get("sample", ())),
             floor_by_reduction={
                 str(k): ms(v, f"floor_by_reduction.{k}") for k, v in d.get("floor_by_reduction", {}).items()
