@@ -165,7 +165,7 @@ SPEC = LabSpec(
     name="trees",
     defaults=DEFAULTS,
     controls={
-        "family": toggle("tree", [(FAMILY_LABELS[f].split(" (")[0], f) for f in TREE_FAMILIES]),
+        "family": toggle("shape", [(FAMILY_LABELS[f].split(" (")[0], f) for f in TREE_FAMILIES]),
         "nodes": int_slider("nodes", 1, LAB_MAX_NODES, width=300),
         "quality": float_slider("draft quality", 0.0, 1.0, 0.1, fmt=".1f", width=300),
         "rule": dropdown("rule", [(v, k) for k, v in RULE_LABELS.items()], width=340),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from ..counts import (
     expected_count_curve,
@@ -93,6 +94,7 @@ def plot_expected_count_vs_gamma(ax, alphas=DEFAULT_ALPHAS, max_gamma: int = 12)
         if a < 1 and 1 / (1 - a) <= top:
             ax.axhline(1 / (1 - a), color=cmap[i % len(cmap)], linestyle=":", linewidth=0.9)
     ax.set_ylim(0.8, top)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # γ is a count: no 2.5, 7.5 ticks
     ax.set_xlabel("γ (proposals per round)")
     ax.set_ylabel("E[K] tokens per round")
     ax.legend(fontsize=8, loc="upper left")
