@@ -60,11 +60,14 @@ FULLY_HINTED: tuple[str, ...] = (
     "types.py",
     "verify.py",
     "worked.py",
+    "engines.py",
     "labs/kv.py",
+    "labs/matching.py",
     "labs/roofline.py",
     "labs/stepper.py",
     "llm/adapters.py",
     "llm/drafts.py",
+    "llm/kernels.py",
     "llm/lawtest.py",
     "llm/loader.py",
     "llm/report.py",
@@ -73,6 +76,7 @@ FULLY_HINTED: tuple[str, ...] = (
     "llm/tokenizer.py",
     "llm/workloads.py",
     "measured/store.py",
+    "plots/matching.py",
 )
 
 

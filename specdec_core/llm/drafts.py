@@ -43,6 +43,8 @@ from .model import Llama, rms_norm
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
+    from ..measured.layout import LayoutChoice
+
 
 def _check_fraction(x, name, low_open: bool, high_closed: bool):
     v = float(check_nonnegative(x, name, "a number"))
@@ -278,7 +280,7 @@ class ExitDraft:
         return probs_from_logits(self._logits_after(ctx), self.temperature)[0]
 
 
-def quantized_model(model: Llama, choice=None) -> Llama:
+def quantized_model(model: Llama, choice: LayoutChoice | None = None) -> Llama:
     """The target's network with every weight matrix quantized to int8 per output row
     (:func:`specdec_core.llm.layout.quantize_weights`; ``choice``: the
     :class:`~specdec_core.measured.layout.LayoutChoice` whose int8 timings plan the product).
