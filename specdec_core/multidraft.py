@@ -244,6 +244,29 @@ def sample_candidates(
     return tuple(out)
 
 
+def choose_candidates(
+    q: Probs,
+    k: int,
+    rng: np.random.Generator,
+    *,
+    children: str = "sampled",
+    threshold: Scalar | None = None,
+    replacement: bool = True,
+) -> tuple[tuple[int, int], ...]:
+    """The candidates a node offers, as ``(slot, token)`` pairs in slot order (``children``: see
+    :data:`CHILD_CHOICES`): k draws from q; the draft's top k (no random draw; with a
+    ``threshold`` only those whose q reaches it); or k draws from q with those below
+    ``threshold`` left out. A slot left out is empty (in a tree: dropped with its subtree)."""
+    children, threshold = check_children(children, threshold)
+    qa = np.asarray(check_distribution(q, "q"), dtype=np.float64)
+    check_rng(rng)
+    if children == "top_k":
+        tokens = top_k_tokens(qa, k)
+    else:
+        tokens = sample_candidates(qa, k, rng, replacement=replacement)
+    return tuple((i, x) for i, x in enumerate(tokens) if threshold is None or qa[x] >= threshold)
+
+
 def verify_candidates(
     p: Probs,
     q: Probs,
@@ -254,15 +277,22 @@ def verify_candidates(
     replacement: bool = True,
     epsilon: float = TYPICAL_EPSILON,
     delta: float = TYPICAL_DELTA,
+    children: str = "sampled",
 ) -> tuple[int | None, int]:
     """One position, k candidates, under ``rule``. Returns ``(index, token)``; ``index`` is the
     accepted candidate's position in ``candidates`` or ``None`` when every candidate was rejected
-    (then ``token`` comes from the fallback: the last residual for "recursive")."""
+    (then ``token`` comes from the fallback: the last residual for "recursive").
+
+    ``children="top_k"``: the candidates are the draft's top tokens, so each is verified as a
+    one-hot proposal (kept with probability t(x); a rejection zeroes x in the current target).
+    ``"sampled"`` and ``"pruned"`` divide by q (for pruned candidates that is the biased rule)."""
     check_rule(rule)
+    children, _ = check_children(children, 0 if children == "pruned" else None)
     pa, qa, _ = check_pair(p, q)
     if pa.ndim != 1:
         raise ValueError(f"p and q must be single distributions (shape (V,)), got shape {pa.shape}")
-    cands = check_candidates(candidates, qa, replacement)
+    replacement = check_replacement(replacement)
+    cands = check_candidates(candidates, qa, replacement and children != "top_k")
     check_rng(rng)
     pass_set = set()
     if rule == "typical":
@@ -270,13 +300,15 @@ def verify_candidates(
         pass_set = {x for x in range(len(pa)) if float(pa[x]) > thr}
     t, s, fallback = pa, qa, pa
     for i, x in enumerate(cands):
+        if children == "top_k":
+            s = _one_hot(x, qa)
         a = float(_accept_prob(rule, t, s, x, pass_set))
         if rng.random() < a or (
             t.dtype != object and rule != "typical" and float(rejection_probability(s, t)) < FLOAT_REJECT_TOL
         ):
             return i, x  # (a rejection that only float rounding allows is none)
         t, fallback = _next(rule, pa, t, s)
-        if not replacement and i + 1 < len(cands):
+        if not replacement and children != "top_k" and i + 1 < len(cands):
             s = _remove(s, x)
     return None, int(draw(np.asarray(fallback, dtype=np.float64), rng))
 
@@ -530,6 +562,7 @@ def candidate_outcomes(
     pa, qa, _ = check_pair(p, q)
     if pa.ndim != 1:
         raise ValueError(f"p and q must be single distributions (shape (V,)), got shape {pa.shape}")
+    replacement = check_replacement(replacement)
     k = check_k(k, qa, replacement and children != "top_k")
     support = int(sum(1 for v in qa if v > 0))
     tuples = 1 if children == "top_k" else math.perm(support, k) if not replacement else support**k

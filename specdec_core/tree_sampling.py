@@ -22,12 +22,14 @@ from .distributions import check_distribution, check_gamma, check_model, check_r
 from .multidraft import (
     TYPICAL_DELTA,
     TYPICAL_EPSILON,
+    check_children,
     check_replacement,
-    sample_candidates,
+    choose_candidates,
     verify_candidates,
 )
 from .sampling import check_prefix
 from .trees import TokenTree, check_tree, check_tree_models, check_tree_options, model_row, offered_children
+from .types import Scalar
 
 
 @dataclass(frozen=True)
@@ -47,16 +49,21 @@ def draft_tree(
     rng: np.random.Generator,
     *,
     replacement: bool = True,
+    children: str = "sampled",
+    threshold: Scalar | None = None,
 ) -> tuple[TokenTree, np.ndarray]:
     """Fill ``tree``'s shape with tokens from ``draft``: each node's children are drawn together
     from the draft's row at the node's context. Returns ``(drafted tree, q_rows)`` with
     ``q_rows[u + 1]`` the row node u's children were drawn from (row 0: the root). Without
-    replacement, children beyond the draft's support are dropped (with their subtrees)."""
+    replacement (and for top-k children), children beyond the draft's support are dropped (with
+    their subtrees), and so are the slots ``children``/``threshold`` leave empty (see
+    :func:`~specdec_core.multidraft.choose_candidates`)."""
     check_tree(tree)
     check_model(draft, "draft")
     prefix = check_tree_models(draft, draft, prefix)
     check_rng(rng)
     replacement = check_replacement(replacement)
+    children, threshold = check_children(children, threshold)
     tokens, keep = [None] * tree.n_nodes, [False] * tree.n_nodes
     q_rows = [None] * (tree.n_nodes + 1)
     for u in (-1,) + tuple(range(tree.n_nodes)):
@@ -68,9 +75,12 @@ def draft_tree(
         ctx = tuple(prefix) + tuple(tokens[i] for i in tree.path(u))
         q = model_row(draft, ctx, False, "draft")
         q_rows[u + 1] = q
-        kids = offered_children(kids, q, replacement)
-        for i, x in zip(kids, sample_candidates(q, len(kids), rng, replacement=replacement)):
-            tokens[i], keep[i] = x, True
+        kids = offered_children(kids, q, replacement and children != "top_k")
+        offered = choose_candidates(
+            q, len(kids), rng, children=children, threshold=threshold, replacement=replacement
+        )
+        for slot, x in offered:
+            tokens[kids[slot]], keep[kids[slot]] = x, True
     index = {old: new for new, old in enumerate(i for i in range(tree.n_nodes) if keep[i])}
     parents = tuple(-1 if tree.parents[i] == -1 else index[tree.parents[i]] for i in index)
     # an empty tree drafts nothing, but its placeholder rows still need the vocabulary's size
@@ -90,11 +100,13 @@ def verify_tree(
     replacement: bool = True,
     epsilon: float = TYPICAL_EPSILON,
     delta: float = TYPICAL_DELTA,
+    children: str = "sampled",
 ) -> TreeVerdict:
     """Verify a drafted tree against the target's rows from one pass: ``p_rows[0]`` at the root,
     ``p_rows[i + 1]`` after node i (same layout for ``q_rows``, the rows the children were drafted
     from). Walk down through accepted children; a full rejection ends with the fallback token, a
-    node without children with a bonus token from the target."""
+    node without children with a bonus token from the target. ``children="top_k"``: the children
+    are the draft's top tokens, verified as one-hot proposals."""
     check_tree_options(rule, replacement, epsilon, delta, tree)
     if tree.tokens is None:
         raise ValueError("tree has no tokens: draft it first (draft_tree)")
@@ -125,6 +137,7 @@ def verify_tree(
             replacement=replacement,
             epsilon=epsilon,
             delta=delta,
+            children=children,
         )
         out.append(tok)
         if idx is None:
@@ -151,7 +164,17 @@ def tree_round(
         tree,
     )
     prefix = check_tree_models(target, draft, prefix)
-    drafted, q_rows = draft_tree(tree, draft, prefix, rng, replacement=kw.get("replacement", True))
+    children, threshold = kw.pop("children", "sampled"), kw.pop("threshold", None)
+    drafted, q_rows = draft_tree(
+        tree,
+        draft,
+        prefix,
+        rng,
+        replacement=kw.get("replacement", True),
+        children=children,
+        threshold=threshold,
+    )
+    kw["children"] = children
     return verify_tree(drafted, _target_tree_rows(target, drafted, prefix), q_rows, rng, **kw)
 
 

@@ -190,3 +190,78 @@ def test_bad_children_arguments(children, threshold, match):
 def test_top_k_refuses_more_candidates_than_the_draft_supports():
     with pytest.raises(ValueError, match="k = 3 candidates without replacement"):
         top_k_tokens([F(1, 2), F(1, 2), F(0)], 3)
+
+
+# ---------------------------------------------------------------- the samplers against the exact laws
+
+#: Law test of the samplers: Pearson chi-square of N three-token texts from the 2 × 2 tree against
+#: an exact law (cells expected below 5 pooled), rejected when the p-value is below THRESHOLD; the
+#: power against the biased law at this N is computed and required to be at least 0.99.
+N, THRESHOLD = 800, 0.001
+
+
+def tree_texts(n, seed, verify_children=None, **kw):
+    """n texts of 3 tokens from 2 × 2 tree rounds; ``verify_children`` verifies as another rule
+    than the one drafted (the broken variant)."""
+    from specdec_core.tree_sampling import draft_tree, tree_generate, verify_tree
+
+    T, D, tree, rng = toy_target(), toy_draft(), branching_tree((2, 2)), np.random.default_rng(seed)
+    if verify_children is None:
+        return [tree_generate(T, D, (), tree, 3, rng, **kw) for _ in range(n)]
+    out = []
+    for _ in range(n):
+        ctx = ()
+        while len(ctx) < 3:
+            drafted, q_rows = draft_tree(tree, D, ctx, rng, **kw)
+            p_rows = np.array([T(drafted.context(u, ctx)) for u in range(-1, drafted.n_nodes)])
+            ctx += verify_tree(drafted, p_rows, q_rows, rng, children=verify_children).tokens
+        out.append(ctx[:3])
+    return out
+
+
+def test_tree_samplers_follow_their_exact_laws():
+    from specdec_core import chi_square_gof
+    from specdec_core.power import chi_square_power
+    from specdec_core.tree_laws import tree_sequence_law
+
+    T, D, tree = toy_target(), toy_draft(), branching_tree((2, 2))
+    want = sequence_law(T, (), 3)
+    pruned_kw = {"children": "pruned", "threshold": F(1, 4)}
+    biased = tree_sequence_law(T, D, (), tree, 3, key=last_token_key, **pruned_kw)
+    assert chi_square_power(want, biased, N) >= 0.99
+    for seed, kw in enumerate(({"children": "top_k"}, {"children": "top_k", "threshold": F(1, 4)})):
+        res = chi_square_gof(tree_texts(N, seed, **kw), want, threshold=THRESHOLD)
+        assert not res.rejected, (kw, res)
+    pruned = tree_texts(N, 7, **pruned_kw)
+    assert chi_square_gof(pruned, want, threshold=THRESHOLD).rejected  # biased, and caught
+    assert not chi_square_gof(pruned, biased, threshold=THRESHOLD).rejected  # the sampler = its law
+
+
+def test_broken_tree_sampler_top_k_divided_by_q_is_caught(monkeypatch):
+    """Top-k children verified as if drawn from q: the law test rejects it (power stated)."""
+    from specdec_core import chi_square_gof
+    from specdec_core.power import chi_square_power
+    from specdec_core.tree_laws import tree_sequence_law
+
+    T, D, tree = toy_target(), toy_draft(), branching_tree((2, 2))
+    want = sequence_law(T, (), 3)
+    texts = tree_texts(N, 11, verify_children="sampled", children="top_k")
+    with monkeypatch.context() as m:  # the same bug in the exact law, for the power
+        m.setattr(multidraft, "_one_hot", lambda x, like: like)
+        broken = tree_sequence_law(T, D, (), tree, 3, key=last_token_key, children="top_k")
+    assert chi_square_power(want, broken, N) >= 0.99
+    assert chi_square_gof(texts, want, threshold=THRESHOLD).rejected
+
+
+def test_choose_candidates_slots_and_bad_input():
+    from specdec_core.multidraft import choose_candidates, verify_candidates
+
+    rng = np.random.default_rng(0)
+    qf = np.array(Q, float)
+    assert choose_candidates(qf, 2, rng, children="top_k") == ((0, 2), (1, 1))
+    assert choose_candidates(qf, 2, rng, children="top_k", threshold=F(2, 5)) == ((0, 2),)
+    for _ in range(50):  # pruned: a kept slot's token has q >= 1/4, slots keep their index
+        got = choose_candidates(qf, 3, rng, children="pruned", threshold=F(1, 4))
+        assert all(qf[x] >= 0.25 and 0 <= i < 3 for i, x in got)
+    with pytest.raises(ValueError, match="children must be one of"):
+        verify_candidates(np.array(P, float), qf, [2], rng, children="greedy")
