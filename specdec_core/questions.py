@@ -342,7 +342,28 @@ TREE_MASK_QUESTION = Question(
     "own ancestors. A sibling branch is a different continuation, so the mask hides it.",
 )
 
-ALL_QUESTIONS = ALL_QUESTIONS + (MULTI_DRAFT_QUESTION, TYPICAL_QUESTION, TREE_MASK_QUESTION)
+CONFIDENCE_TREE_QUESTION = Question(
+    prompt="A tree samples each node's children from the draft's q, drops every child whose own q(x) "
+    "is below 0.2, and verifies the rest by recursive rejection, dividing by q. Is the output the "
+    "target's law?",
+    options=(
+        "Yes: recursive rejection keeps the law whatever the children are",
+        "Only when the children are drawn without replacement",
+        "No: a surviving child was drawn from q restricted to confident tokens, not from q",
+    ),
+    answer=2,
+    explanation="Verification is exact only against the law a child was really drawn from. Pruning a "
+    "sampled child by its own probability is notebook 04's withholding rule (TV 12/125 at one position "
+    "in notebook 08). Taking the draft's top k deterministically, pruned or not, and verifying each as "
+    "a one-hot proposal is exact (EAGLE-2 does this).",
+)
+
+ALL_QUESTIONS = ALL_QUESTIONS + (
+    MULTI_DRAFT_QUESTION,
+    TYPICAL_QUESTION,
+    TREE_MASK_QUESTION,
+    CONFIDENCE_TREE_QUESTION,
+)
 
 # ---------------------------------------------------------------- issue 26: 01 optimality, 04 γ policies, 07 processors
 
