@@ -25,13 +25,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-NOTEBOOK_NAME = re.compile(r"\d\d-[^/]+\.ipynb")
+NOTEBOOK_NAME = re.compile(r"\d\d[a-z]?-[^/]+\.ipynb")  # NN-name or NNx-name (09b)
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def notebooks_in_order(folder: Path = ROOT / "notebooks") -> list[Path]:
-    """notebooks/NN-*.ipynb, sorted by number (then name); numbers need not be contiguous."""
-    found = [p for p in folder.glob("[0-9][0-9]-*.ipynb") if NOTEBOOK_NAME.fullmatch(p.name)]
+    """notebooks/NN-*.ipynb and NNx-*.ipynb, sorted by number (then name: 09 before 09b); numbers
+    need not be contiguous."""
+    found = [p for p in folder.glob("[0-9][0-9]*-*.ipynb") if NOTEBOOK_NAME.fullmatch(p.name)]
     return sorted(found, key=lambda p: (int(p.name[:2]), p.name))
 
 
@@ -82,7 +83,7 @@ def static_copy(nb: dict) -> dict:
 
 #: A link from one notebook to a section of another, with JupyterLab's anchor (the heading's text
 #: with spaces as '-', as Lab's ``createHeaderId`` makes it): ``](NN-name.ipynb#Lab-anchor)``.
-LAB_LINK = re.compile(r"\]\((\d\d-[^)#/]+\.ipynb)#([^)\s]+)\)")
+LAB_LINK = re.compile(r"\]\((\d\d[a-z]?-[^)#/]+\.ipynb)#([^)\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
 

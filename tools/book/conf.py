@@ -99,6 +99,9 @@ html_theme_options = {
     "navigation_with_keys": False,
 }
 html_context = {"default_mode": "light"}
+# The site's own CSS (tools/book/static/, relative to this file): wide display math scrolls, never cut.
+html_static_path = ["static"]
+html_css_files = ["specdec.css"]
 
 
 def _copy_mathjax(app, exception):
