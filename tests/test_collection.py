@@ -290,3 +290,47 @@ def test_progress_bar_reads_as_a_sentence_without_a_kernel():
     for bad, match in (((0, "x"), "total"), ((3, ""), "description"), ((2.5, "x"), "total")):
         with pytest.raises(ValueError, match=match):
             progress_bar(*bad)
+
+
+# ---------------------------------------------------------------- README: time per notebook, disk
+
+
+def readme_times(text: str) -> dict[str, int]:
+    """{notebook number: minutes} from the README table's last column ("about N min")."""
+    times = {}
+    for line in text.splitlines():
+        m = LINK.search(line) if line.startswith("|") else None
+        t = re.search(r"\|\s*about (\d+) min\s*\|\s*$", line)
+        if m and m.group(2).startswith("notebooks/") and t:
+            times[number(Path(m.group(2)).name)] = int(t.group(1))
+    return times
+
+
+def test_readme_times_parser():
+    row = "| [05 Tokens per second](notebooks/05-tokens-per-second.ipynb) | turn E[K] into a rate | about 35 min |"
+    assert readme_times(row) == {"05": 35}
+    assert readme_times(row.replace("about 35 min", "")) == {}
+
+
+def test_readme_gives_every_notebook_a_time_that_agrees_with_the_notebook():
+    """Issue 38: a time estimate per notebook, in the README table and under each title."""
+    times = readme_times((ROOT / "README.md").read_text(encoding="utf-8"))
+    for path in notebooks():
+        key = number(path.name)
+        assert key in times, f"README table: no 'about N min' for {path.name}"
+        stated = re.search(r"\bAbout (\d+) minutes", "".join(cells(path)[0]["source"]))
+        if stated:  # 09 may state its time in another form (its run's minutes)
+            assert int(stated.group(1)) == times[key], (
+                f"{path.name}: {stated.group(0)} vs README {times[key]}"
+            )
+
+
+def test_readme_says_where_the_weight_cache_lives_and_how_to_delete_it(monkeypatch):
+    from specdec_core.llm.loader import default_cache_dir
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    monkeypatch.delenv("SPECDEC_CACHE", raising=False)
+    home = str(Path.home())
+    folder = "~" + default_cache_dir()[len(home) :] if default_cache_dir().startswith(home) else ""
+    assert folder and f"`{folder}/`" in readme, (folder, "the cache folder is not named in README.md")
+    assert "SPECDEC_CACHE" in readme and f"rm -rf {folder}" in readme
