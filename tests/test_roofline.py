@@ -458,3 +458,15 @@ def test_break_even_bisection_matches_scan(context, alpha, gamma):
         None,
     )
     assert got == scan
+
+
+def test_roofline_lab_gamma_axis_has_integer_ticks():
+    """γ is a count: the speed-up panel's axis shows no 2.5 / 7.5 ticks (lab walk 2026-12-05)."""
+    from specdec_core.labs.roofline import DEFAULTS
+    from specdec_core.plots.roofline import RooflinePlot
+
+    plot = RooflinePlot(blit=False)
+    plot.update(DEFAULTS)
+    plot.fig.canvas.draw()
+    ticks = [t for t in plot.ax2.get_xticks() if plot.ax2.get_xlim()[0] <= t <= plot.ax2.get_xlim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks), ticks

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from ..roofline import float_hardware, memory_bound_positions, pass_time
 from ..serving import serving_curve, serving_point
@@ -198,6 +199,7 @@ class RooflinePlot(LabPlot):
         ax2.set_xlim(-0.5, self.MAX_GAMMA + 0.5)
         ax2.set_ylim(0, self.Y_SPEEDUP)
         ax2.set_xlabel("γ")
+        ax2.xaxis.set_major_locator(MaxNLocator(integer=True))  # γ is a count: no 2.5 / 7.5 ticks
         ax2.set_ylabel("speed-up over plain decoding")
         ax2.set_title("notebook 05's ratio, priced here", fontsize=8)
         self.blit(
