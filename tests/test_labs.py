@@ -456,6 +456,20 @@ def test_corrections_correct_rule_answers_a_q_slider_on_screen():
     assert "α (now 0.6000)" in before_texts["verdict"] and lab.png != before_png
 
 
+def test_02_static_figures_fit_an_800px_output_area():
+    """02's side-by-side figures were 990 and 1150 px wide, shown scaled to 85 % and 73 % in Lab."""
+    from fractions import Fraction as F
+
+    import matplotlib.pyplot as plt
+
+    from specdec_core.plots.residual import decomposition_figure, rules_figure
+
+    cases = [("a", [0.6, 0.3, 0.1], [0.6, 0.3, 0.1]), ("b", [F(1, 5), F(3, 10), F(1, 2)], [0.5, 0.5, 0])] * 2
+    for fig in (rules_figure([0.6, 0.3, 0.1], [0.2, 0.3, 0.5]), decomposition_figure(cases)):
+        assert fig.get_size_inches()[0] * fig.dpi <= 760
+        plt.close(fig)
+
+
 def test_corrections_specific_outputs():
     s = res_mod.DEFAULTS
     assert "[0.2800, 0.4200, 0.3000]" in res_mod.texts(s)["output"]

@@ -68,12 +68,17 @@ def draw_decomposition(ax, p, q, symbols=None, title=None):
     return ax
 
 
+#: The widest figure of this module, in inches (at 100 dpi: 760 px, within an 800 px output area).
+FIGURE_WIDTH_IN = 7.6
+
+
 def decomposition_figure(cases, symbols=None):
     """One :func:`draw_decomposition` panel per ``(title, p, q)`` case, tagged *derived*."""
     cases = list(cases)
     if not cases:
         raise ValueError("cases is empty: give at least one (title, p, q)")
-    fig, axes = new_axes(len(cases), width=3.3 * len(cases), height=3.3, sharey=True)
+    # at most FIGURE_WIDTH_IN wide: a wider figure is shown scaled down in Lab's output area
+    fig, axes = new_axes(len(cases), width=min(3.3 * len(cases), FIGURE_WIDTH_IN), height=3.3, sharey=True)
     axes = np.atleast_1d(axes)
     for ax, (title, p, q) in zip(axes, cases):
         draw_decomposition(ax, p, q, symbols, title)
@@ -178,13 +183,22 @@ def null_distribution_figure(statistics, dof: int, threshold: float = 0.001, *, 
 
 def rules_figure(p, q, symbols=None, rules=CORRECTION_RULES):
     """All correction rules side by side at (p, q), tagged *derived*."""
+    import matplotlib.pyplot as plt
+
     rules = tuple(rules)
-    fig, axes = new_axes(len(rules), width=2.3 * len(rules), height=3.2, sharey=True)
-    axes = np.atleast_1d(axes)
+    ncols = min(3, len(rules))  # rows of three: five panels in one row were 1150 px wide
+    nrows = -(-len(rules) // ncols)
+    fig, grid = plt.subplots(
+        nrows, ncols, figsize=(FIGURE_WIDTH_IN, 2.7 * nrows), layout="constrained", sharey=True, squeeze=False
+    )
+    axes = grid.ravel()[: len(rules)]
+    for ax in grid.ravel()[len(rules) :]:
+        ax.axis("off")
     for ax, rule in zip(axes, rules):
         draw_rule_output(ax, p, q, rule, symbols, legend=False)
         tag_kind(ax, "derived")
-    axes[0].set_ylabel("probability")
+    for row in grid:
+        row[0].set_ylabel("probability")
     seen = {}
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels()):
