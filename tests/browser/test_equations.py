@@ -34,9 +34,9 @@ from labdriver import NOTEBOOKS_SRC, command, show_file_browser
 WIDTHS = ((1024, 768), (1280, 900))
 #: Printed lines must not wrap at this window width (file browser open); at 1024 px a table may.
 PRINTED_WIDTH = 1280
-#: Notebooks whose printed lines are not yet fitted (issue 38 item 5: their authors are on it; remove
-#: a number once its lines fit, e.g. with ``specdec_core.formatting.wrapped``). Their equations are
-#: checked all the same.
+#: Notebooks whose printed lines are not yet fitted (issue 38 item 5: 09's author is on it; remove it
+#: once its lines fit, e.g. with ``specdec_core.formatting.wrapped``). Its equations are checked all
+#: the same.
 PRINTED_NOT_YET = {"09"}
 #: Every notebook of the collection (numbered NN or NNx), whoever wrote it.
 NOTEBOOKS = sorted(p for p in NOTEBOOKS_SRC.glob("[0-9][0-9]*-*.ipynb"))
