@@ -37,9 +37,9 @@ KIND_COLORS = {
 HATCHES = {"target": "", "draft": "//", "accepted": "..", "residual": "\\\\", "rejected": "xx"}
 
 
-def new_axes(ncols: int = 1, *, width: float = 6.4, height: float = 3.2, **kw):
-    """A figure with ``ncols`` axes, constrained layout, readable font sizes."""
-    fig, axes = plt.subplots(1, ncols, figsize=(width, height), layout="constrained", **kw)
+def new_axes(ncols: int = 1, *, width: float = 6.4, height: float = 3.2, nrows: int = 1, **kw):
+    """A figure with ``nrows`` × ``ncols`` axes, constrained layout, readable font sizes."""
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kw)
     return fig, axes
 
 

@@ -56,15 +56,22 @@ def draw_comparison(ax, intended, output, symbols, title: str = "") -> Compariso
 
 
 def setups_figure(p_raw, q_raw, transform, symbols, transform_label: str = ""):
-    """One panel per setup of :data:`SETUPS`: intended vs emitted law and their TV distance."""
-    fig, axes = new_axes(len(SETUPS), width=12.5, height=3.0, sharey=True)
-    for ax, setup in zip(axes, SETUPS):
+    """One panel per setup of :data:`SETUPS`: intended vs emitted law and their TV distance, in
+    rows of three, 760 px wide (a notebook's output area shows it unscaled; one row of five was
+    shown at 67 %)."""
+    rows = -(-len(SETUPS) // 3)
+    fig, grid = new_axes(3, nrows=rows, width=7.6, height=2.75 * rows, sharey=True)
+    axes = list(grid.flat)
+    for i, (ax, setup) in enumerate(zip(axes, SETUPS)):
         out, intended = setup_output(setup, p_raw, q_raw, transform)
         tv = float(total_variation(out, intended))
         draw_comparison(ax, intended, out, symbols, f"{SETUP_TITLES[setup]}\nTV = {tv:.4f}")
-        if ax is not axes[0]:
+        if i % 3:
             ax.set_ylabel("")
+        if i:
             ax.get_legend().remove()
+    for ax in axes[len(SETUPS) :]:
+        ax.axis("off")
     if transform_label:
         fig.suptitle(transform_label, fontsize=10)
     return fig
