@@ -126,3 +126,34 @@ def test_03_check_reports_a_cell_that_did_not_run_instead_of_grading_the_old_acc
     deleted = exercise.split("    raise NotImplementedError")[0]  # body deleted: the docstring still parses
     compile(deleted, "deleted", "exec")
     assert "your line gives 'yes'" in check([exercise, deleted])
+
+
+def test_00_faq_says_how_to_reach_a_section_in_lab():
+    """Lab opens a linked notebook at its top (walk): the FAQ says so and names the way there."""
+    faq = next(
+        c.source for c in nbformat.read(NB["00"], as_version=4).cells if "Frequently asked" in c.source
+    )
+    assert "Table of Contents" in faq and "at its **top**" in faq
+
+
+def test_00_faq_counterexample_numbers():
+    """'usually accepted less often': p = [.51, .49], q = [.49, .51]: greedy never accepts, α = 0.98."""
+    from fractions import Fraction as F
+
+    from specdec_core import acceptance_probability, greedy
+
+    p, q = [F(51, 100), F(49, 100)], [F(49, 100), F(51, 100)]
+    assert acceptance_probability(p, q) == F(98, 100)
+    assert acceptance_probability(greedy(p), greedy(q)) == 0
+    faq = next(
+        c.source for c in nbformat.read(NB["00"], as_version=4).cells if "Frequently asked" in c.source
+    )
+    assert "usually accepted less often" in faq and "α = 0.98" in faq
+
+
+def test_policies_docstring_states_condition_5():
+    import specdec_core.policies as policies
+
+    doc = policies.__doc__
+    assert "draft's own draws in this round" not in doc  # the old condition (review N1 residue)
+    assert "xᵢ itself" in doc and "x₁ … xᵢ₋₁" in doc
