@@ -35,13 +35,16 @@ from typing import NamedTuple
 import numpy as np
 
 from ..distributions import (
+    check_gamma,
     check_int,
     check_nonnegative,
     check_positive,
+    check_rng,
     check_sequence,
     check_temperature,
     check_token_ids,
 )
+from ..sampling import MAX_GAMMA
 from .adapters import CachedTarget, CallLog, probs_from_logits
 from .model import Llama, product
 
@@ -488,7 +491,11 @@ class FeatureDraft:
         from ..distributions import inverse_cdf
 
         t0 = time.perf_counter()
-        ctx = [int(x) for x in prefix]
+        ctx = list(check_token_ids(prefix, "prefix", self.V))
+        if not ctx:
+            raise ValueError("prefix must hold at least one token (the draft continues a text)")
+        gamma = check_gamma(gamma, high=MAX_GAMMA)
+        rng = check_rng(rng)
         h, hp, needs_map, spent = self._start(ctx)
         toks, rows = [], []
         tok = ctx[-1]
@@ -504,7 +511,9 @@ class FeatureDraft:
         return toks, (np.stack(rows) if rows else np.zeros((0, self.V)))
 
     def __call__(self, prefix):
-        ctx = [int(x) for x in prefix]
+        ctx = list(check_token_ids(prefix, "prefix", self.V))
+        if not ctx:
+            raise ValueError("prefix must hold at least one token (the draft continues a text)")
         h, hp, needs_map, _ = self._start(ctx)
         if needs_map:
             h = self.fmap.apply(h, self.model.embed([ctx[-1]]), hp)
