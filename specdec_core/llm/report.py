@@ -496,11 +496,14 @@ def goal_lines(pc: PassCost) -> list[str]:
 
 def verify_steps(cap: Capstone, temperature: float = 1.0, max_T: int = 12) -> list[float]:
     """The measured verification call's cost in target steps for T = 1 … max_T positions (the
-    micro-benchmark's medians over its median at T = 1)."""
+    micro-benchmark's medians over its median at T = 1; fewer where the curve stops earlier)."""
     v = _cap(cap).micro.verify[float(temperature)].median()
-    if any(T not in v for T in range(1, max_T + 1)):
-        raise ValueError(f"the stored verify curve does not cover T = 1 … {max_T} (it has {sorted(v)})")
-    return [v[T] / v[1] for T in range(1, max_T + 1)]
+    if 1 not in v or 2 not in v:
+        raise ValueError(f"the stored verify curve must cover T = 1 and 2 (it has {sorted(v)})")
+    top = 1
+    while top < max_T and top + 1 in v:  # the consecutive sizes measured, up to max_T
+        top += 1
+    return [v[T] / v[1] for T in range(1, top + 1)]
 
 
 def alpha_needed_or_nan(c: float, factor: float, verify: list[float] | None) -> float:
@@ -611,8 +614,9 @@ def copy_law_lines(cap: Capstone) -> list[str]:
         f"chi-square {g.chi2:.1f} on {g.dof} dof, p-value {g.p_value:.2g} → "
         + ("REJECTED" if g.rejected else "not rejected")
     )
+    asked = law.prefix.split("<|im_start|>user\n")[-1].split("<|im_end|>")[0]
     return [
-        f"prefix {law.prefix!r}: α = {law.alpha:.3f}, TV(p, q) = {law.tv_copy:.3f}; n = {law.n} draws "
+        f"after the chat prompt {asked!r}: α = {law.alpha:.3f}, TV(p, q) = {law.tv_copy:.3f}; n = {law.n} draws "
         f"(power {law.power:.2f} to reject q's law at p-value < {law.threshold:g})",
         f"speculative, int8 copy as the draft : {verdict(law.speculative)}",
         f"the int8 copy alone                 : {verdict(law.copy_alone)}",

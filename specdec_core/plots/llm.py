@@ -214,7 +214,7 @@ def ladder_figure(cap):
     top_c = max([c for _d, c, *_ in pts] + [0.5]) * 1.15
     cs = np.linspace(0.0, top_c, 60)
     v = report.verify_steps(cap)
-    fig, ax = plt.subplots(figsize=(6.4, 3.9), layout="constrained")
+    fig, ax = plt.subplots(figsize=(6.4, 4.6), layout="constrained")
     for factor, col in ((1.0, COLORS["ink"]), (1.5, COLORS["target"])):
         for verify, ls in ((None, "--"), (v, "-")):
             a = [report.alpha_needed_or_nan(c, factor, verify) for c in cs]
@@ -230,6 +230,6 @@ def ladder_figure(cap):
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("cost of one draft step (target steps, measured)")
     ax.set_ylabel("α at temperature 1 (teacher forcing)")
-    ax.legend(fontsize=7, loc="lower right", ncol=2)
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=7, loc="outside lower center", ncol=3)
     tag_kind(ax, "measured", "upper left")
     return fig
