@@ -338,10 +338,14 @@ def test_check_distribution_fast_path_agrees_with_the_full_checks(values):
 
 import sympy as sp  # noqa: E402
 
+import specdec_core.acceptance_stats  # noqa: E402, F401
 import specdec_core.distributions  # noqa: E402, F401
 import specdec_core.labs  # noqa: E402, F401
 import specdec_core.latency  # noqa: E402, F401
 import specdec_core.llm  # noqa: E402, F401
+import specdec_core.llm.predict  # noqa: E402, F401
+import specdec_core.policies  # noqa: E402, F401
+import specdec_core.processors  # noqa: E402, F401
 import specdec_core.sampling  # noqa: E402, F401
 import specdec_core.timing  # noqa: E402, F401
 from specdec_core import multidraft as md  # noqa: E402
@@ -1116,6 +1120,18 @@ COUNT_TAKERS = {
     "PromptLookupDraft.propose(gamma)": lambda v: sc.llm.PromptLookupDraft(10).propose((1, 2), v, R(0)),
     "fmt(digits)": lambda v: sc.fmt(0.5, v),
     "fmt_decimal(digits)": lambda v: sc.fmt_decimal([0.5], v),
+    # issue 38: γ wherever it enters (policies, exact laws, the predictor), counts of a trace
+    "GrowShrink(high)": lambda v: sc.policies.GrowShrink(start=1, high=v),
+    "ConfidenceStop(max_gamma)": lambda v: sc.policies.ConfidenceStop(v, 0.5),
+    "round_output_law(gamma)": lambda v: sc.processors.round_output_law(T, D, (), v),
+    "peeking_sequence_law(gamma)": lambda v: sc.policies.peeking_sequence_law(T, D, (), 2, v),
+    "exact_round_law(gamma)": lambda v: sc.acceptance_stats.exact_round_law(T, D, (), v),
+    "sampled_traces(gamma)": lambda v: sc.llm.predict.sampled_traces([0.5] * 4, v, sims=1),
+    "RoundTrace(accepted)": lambda v: sc.llm.predict.RoundTrace((3,), (v,)),
+    "plain_trace(n)": lambda v: sc.llm.predict.plain_trace(v),
+    "median_range(repeats)": lambda v: sc.llm.predict.median_range(
+        sc.llm.predict.CostModel({1: 1.0}), [[sc.llm.predict.plain_trace(2)]] * 2, v
+    ),
 }
 
 
@@ -1149,6 +1165,18 @@ PREFIX_TAKERS = {
     "autoregressive_generate": lambda pre: sc.autoregressive_generate(T, pre, max_new_tokens=2, rng=R(0)),
     "NgramDraft": lambda pre: sc.llm.NgramDraft(4)(pre if pre != () else (0,)),
     "PromptLookupDraft.propose": lambda pre: sc.llm.PromptLookupDraft(4).propose(pre, 1, R(0)),
+    # issue 38 (NC4): the exact laws, the processors and the toy models themselves
+    "round_output_law": lambda pre: sc.processors.round_output_law(T, D, pre, 1),
+    "speculative_sequence_law": lambda pre: sc.processors.speculative_sequence_law(T, D, pre, 2, 1),
+    "peeking_round_law": lambda pre: sc.policies.peeking_round_law(T, D, pre, 1),
+    "peeking_sequence_law": lambda pre: sc.policies.peeking_sequence_law(T, D, pre, 2, 1),
+    "exact_round_law": lambda pre: sc.acceptance_stats.exact_round_law(T, D, pre, 1),
+    "StaleProcessed.score": lambda pre: sc.processors.StaleProcessed(
+        T, [sc.processors.RepetitionPenalty(2)]
+    ).score(pre, ()),
+    "processed model": lambda pre: sc.processors.processed(T, sc.processors.RepetitionPenalty(2))(pre),
+    "toy model": lambda pre: T(pre),
+    "toy model exact": lambda pre: D.exact(pre),
 }
 
 
@@ -1272,6 +1300,8 @@ TIME_TAKERS = {
         [0.5], [1], draft_per_token_ms=1, verify_base_ms=1, baseline_ms=v
     ),
     "relative_cost": lambda v: RF.relative_cost({1: 1.0, 2: v}),
+    "CostModel(verify_ms)": lambda v: sc.llm.predict.CostModel({1: 1.0, 2: v}),
+    "CostModel(draft_ms)": lambda v: sc.llm.predict.CostModel({1: 1.0}, {0: v}),
 }
 
 
@@ -1313,6 +1343,7 @@ ALPHA_TAKERS = {
     ),
     "MixedDraft(weight)": lambda a: tl.MixedDraft(D, T, a),
     "tree_lab_numbers(quality)": lambda a: tree_lab_numbers("wide", 2, a, "recursive", True),
+    "sampled_traces(alpha)": lambda a: sc.llm.predict.sampled_traces([0.5, a], 1, sims=1),
 }
 
 
