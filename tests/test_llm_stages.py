@@ -128,6 +128,14 @@ def test_the_command_runs_every_stage_and_writes_the_record(stages, lm, tmp_path
     assert set(back.alone) == {
         Config(w, t, "int8-alone", 0) for w in ("copy", "code", "story") for t in (0.0, 1.0)
     }
+    from specdec_core.llm import report  # the notebook's lines from this record, none raising
+
+    ladder = report.ladder_lines(back)
+    assert len(ladder) == len(S.DRAFT_NAMES) and any("int8 copy" in x for x in ladder)
+    assert len(report.quantized_lines(back)) == 4 and len(report.parting_lines(back)) == 3
+    assert len(report.copy_law_lines(back)) == 3
+    lossy = report.lossy_lines(back, 1.0) + report.lossy_lines(back, 0.0)
+    assert len(lossy) == 6 and all("int8 copy alone" in x and "samples p exactly" in x for x in lossy)
 
 
 def test_prediction_stage_cannot_see_the_timed_runs(stages, lm):
