@@ -281,23 +281,27 @@ def target_rows(target: Target, prefix: tuple, continuation: tuple, vocab: int |
     """p rows after prefix, prefix+c₁, …, prefix+c (len(c)+1 rows), one call when possible.
 
     Whatever the target returns is validated like a direct argument (shape, vocabulary size,
-    finite, non-negative, rows summing to 1). A callable target is asked position by position
-    and not past a continuation token it gives probability 0 (that proposal is surely rejected,
-    so the rows after it are never used): those rows are zeros."""
+    finite, non-negative, rows summing to 1). A callable target is asked position by position;
+    after a continuation token it gives probability 0 (that proposal is surely rejected, so the
+    rows after it are never used) a target that refuses the prefix (ValueError) is not an
+    error: those rows are zeros ("not scored")."""
     n = len(continuation) + 1
     if hasattr(target, "score"):
         rows = target.score(prefix, continuation)
         return check_model_rows(rows, "target.score", n_rows=n, vocab=vocab)
-    out = []
+    out, impossible = [], False
     for i in range(n):
-        if i and out[-1][continuation[i - 1]] == 0:
-            # p gives proposal i probability 0: it is surely rejected, so no later row is used,
-            # and a later row conditions on a prefix p never produces (a grammar-processed
-            # target has no row there: its processor would raise). Those rows are not asked
-            # for; they stay zeros ("not scored").
+        # after a proposal p gives probability 0 (surely rejected), the rows condition on a
+        # prefix p never produces and are never used: a target may have no row there (a
+        # grammar-processed target's processor raises), and those rows are then zeros
+        impossible = impossible or (i > 0 and out[-1][continuation[i - 1]] == 0)
+        try:
+            row = check_model_rows(target(prefix + tuple(continuation[:i])), "target", vocab=vocab)
+        except ValueError:
+            if not impossible:
+                raise
             out.extend([np.zeros(vocab)] * (n - i))
             break
-        row = check_model_rows(target(prefix + tuple(continuation[:i])), "target", vocab=vocab)
         vocab = row.shape[0]
         out.append(row)
     return np.stack(out)
