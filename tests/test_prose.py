@@ -246,9 +246,12 @@ def _prose(key: str) -> str:
 def test_06_and_09_cost_claims_agree_with_passcost():
     read_once, earlier, floor_ratio = _steps()
     text06, text09 = _prose("06"), _prose("09")
-    assert "two positions already cost more than two steps" in text06 and earlier[2] > 2
-    assert "paid more than two steps for two positions" in text06 and earlier[2] > 2
-    assert "one row costs at most a quarter more than the floor" in text06 and floor_ratio <= 1.25
+    # 06 follows a re-run of bench_passcost: its claims are comparisons the data must keep, and the
+    # numbers themselves are printed from passcost.json (one row against the floor: no typed bound).
+    two_steps = "about as much as two separate steps, or more"
+    assert text06.count(two_steps) >= 3 and earlier[2] > 1.8  # overview, Part B, summary
+    assert "printed above (1 would be reading at full speed" in text06 and floor_ratio > 1
+    assert "a quarter more than the floor" not in text06
     assert "a fraction of a step more than one" in text06 and read_once[8] < 2  # 06 overview, summary
     assert "more than two steps for two positions" in text09 and earlier[2] > 2
     assert "a few positions cost a fraction of a step more than one" in text09 and read_once[4] < 2
