@@ -252,6 +252,19 @@ def test_06_and_09_cost_claims_agree_with_passcost():
     assert text06.count(two_steps) >= 3 and earlier[2] > 1.8  # overview, Part B, summary
     assert "printed above (1 would be reading at full speed" in text06 and floor_ratio > 1
     assert "a quarter more than the floor" not in text06
+    from specdec_core.llm import passcost
+    from specdec_core.measured import read_stored
+
+    pc = read_stored("passcost.json")
+    new, pred = passcost.curves(pc, threads=1)[0]["product"], passcost.curves(pc, threads=1)[2]
+    gap = {
+        k: max(abs(new[T] / getattr(pred[T], f"{k}_ms") - 1) for T in pred if T in new)
+        for k in ("roofline", "serial")
+    }
+    assert (
+        "no-overlap prediction comes much closer to the measurement" in text06
+        and gap["serial"] < gap["roofline"]
+    )
     assert "a fraction of a step more than one" in text06 and read_once[8] < 2  # 06 overview, summary
     assert "more than two steps for two positions" in text09 and earlier[2] > 2
     assert "a few positions cost a fraction of a step more than one" in text09 and read_once[4] < 2
