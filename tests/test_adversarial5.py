@@ -526,6 +526,14 @@ def test_NC10_NA6_feature_draft_token_ids_and_numbers(lm):
             fm.with_logit_scale(bad)
 
 
+@pytest.mark.xfail(strict=True, reason="lead: llm/drafts.py (excluded from this work)")
+def test_NC10_drafts_name_a_missing_generator():
+    from specdec_core.llm import NgramDraft
+
+    with pytest.raises(ValueError, match="rng"):
+        NgramDraft(10).propose((1, 2), 2, None)
+
+
 def test_NK2_numpy_scalars_are_accepted_where_python_numbers_are():
     assert RP.paired_ratio([2.0, 2.0], [1.0, 1.0], level=np.float64(0.9)).level == pytest.approx(0.9)
     assert RP.repeats_needed(np.float64(0.1), np.float32(0.05)) > 1
