@@ -496,6 +496,14 @@ def check_model(model, name: str, method: str | None = None):
     raise ValueError(f"{name} must be a model: prefix -> probabilities{offer}, got {type(model).__name__}")
 
 
+def check_choice(x, name: str, options) -> str:
+    """One of a few named options (a string in ``options``): anything else, an array or a
+    number included, is a ValueError listing them (never numpy's ambiguous truth value)."""
+    if not isinstance(x, str) or x not in options:
+        raise ValueError(f"{name} must be one of {tuple(options)}, got {x!r}")
+    return x
+
+
 def check_optional_callable(f, name: str):
     """``None`` or a callable."""
     if f is not None and not callable(f):

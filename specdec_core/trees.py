@@ -25,6 +25,7 @@ import numpy as np
 
 from .distributions import (
     check_bool,
+    check_choice,
     check_distribution,
     check_gamma,
     check_int,
@@ -154,8 +155,7 @@ def broom_tree(width: int, nodes: int) -> TokenTree:
 def family_tree(family: str, nodes: int) -> TokenTree:
     """One tree of a family under a node budget: "chain", "wide" (every node a child of the
     root) or "deep" (two chains)."""
-    if family not in TREE_FAMILIES:
-        raise ValueError(f"family must be one of {TREE_FAMILIES}, got {family!r}")
+    family = check_choice(family, "family", TREE_FAMILIES)
     nodes = check_gamma(nodes, "nodes")
     if family == "chain":
         return chain_tree(nodes)

@@ -481,10 +481,24 @@ FOREIGN = [
         lambda: PR.speculative_sequence_law(Dense(3), Dense(4, 1), (), 2, 1),
         "vocabularies differ",
     ),
+    # ---- C5-6's class: an array where a named option is expected (numpy's ambiguous truth value)
+    ("C5-6 family_tree(array)", lambda: tr.family_tree(np.array([1, 2]), 2), "family must be one of"),
+    (
+        "C5-6 fit_feature_map(inputs=array)",
+        lambda: _fit(inputs=np.array([1, 2])),
+        "inputs must be one of",
+    ),
     # ---- A5-9: repeats and level
     ("A5-9 repeats 10**18", lambda: P.median_range(CM, TRACES, 10**18), "repeats must be at most"),
     ("A5-9 level 1e-300", lambda: P.median_range(CM, TRACES, 2, level=1e-300), "level"),
 ]
+
+
+def _fit(**kw):
+    from specdec_core.llm.features import fit_feature_map
+
+    x = np.ones((10, 2), np.float32)
+    return fit_feature_map(x, x, x, **kw)
 
 
 def _CAP():

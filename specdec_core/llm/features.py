@@ -35,6 +35,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..distributions import (
+    check_choice,
     check_gamma,
     check_int,
     check_nonnegative,
@@ -211,8 +212,7 @@ def fit_feature_map(
     depth-1 α at T = 1 of 0.48 on held-out docstrings, 0.24 on held-out calibration samples and
     0.19 / 0.28 / 0.30 on the copy / code / story workloads' own continuations (plain [h_t, e]:
     0.47, 0.23, 0.16 / 0.22 / 0.25)."""
-    if inputs not in INPUTS:
-        raise ValueError(f"inputs must be one of {INPUTS}, got {inputs!r}")
+    inputs = check_choice(inputs, "inputs", INPUTS)
     h = _check_rows("h", h)
     N, D = h.shape
     e = _check_rows("e", e, N, D)
