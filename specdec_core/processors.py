@@ -188,8 +188,10 @@ class StaleProcessed:
     def propose(
         self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
     ) -> tuple[tuple[int, ...], np.ndarray]:
+        from .sampling import MAX_GAMMA
+
         prefix = check_token_ids(prefix, "prefix", _declared_vocab(self))
-        gamma = check_gamma(gamma)
+        gamma = check_gamma(gamma, high=MAX_GAMMA)
         rng = check_rng(rng)
         toks, rows = [], []
         for _ in range(gamma):

@@ -25,6 +25,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import specdec_core as sc
+import specdec_core.kv
+import specdec_core.latency
+import specdec_core.llm.runs
+import specdec_core.serving
+import specdec_core.symbolic
 from specdec_core import acceptance_stats as AS
 from specdec_core import counts as CT
 from specdec_core import coupling as CP
@@ -647,6 +652,28 @@ GAMMA_TAKERS = {
     "CostModel.round_ms": ("gamma", lambda v: CM4.round_ms(v)),
     "break_even_alpha": ("gamma", lambda v: P.break_even_alpha(CM4, v)),
     "sampled_traces": ("gamma", lambda v: P.sampled_traces(np.full(5, 0.5), v, sims=2)),
+    "acceptance_length": ("gamma", lambda v: AS.acceptance_length(RES, "none" if v is None else v)),
+    "acceptance_report": ("gamma", lambda v: AS.acceptance_report(RES, T, D, "none" if v is None else v)),
+    "measured_work": ("gamma", lambda v: AS.measured_work(RES, "none" if v is None else v)),
+    "expected_accepted": ("gamma", lambda v: CT.expected_accepted(0.5, v)),
+    "mixture_expected_count": ("gamma", lambda v: CT.mixture_expected_count([0.5], [1.0], v)),
+    "rollback_positions": ("gamma", lambda v: sc.kv.rollback_positions(0.5, v)),
+    "time_to_first_token_ms": (
+        "gamma",
+        lambda v: sc.latency.time_to_first_token_ms(target_prefill_ms=1.0, gamma=v),
+    ),
+    "verification_cost": ("gamma", lambda v: RF.verification_cost(M8, HW, dtype="bf16", gamma=v)),
+    "implied_draft_cost": ("gamma", lambda v: sc.serving.implied_draft_cost(0.5, v, 1.5)),
+    "serving_curve": (
+        "max_gamma",
+        lambda v: sc.serving.serving_curve(
+            M8, D1B, HW, dtype="bf16", alpha=0.5, sequences=1, context=0, max_gamma=v
+        ),
+    ),
+    "expected_count_polynomial": ("gamma", lambda v: sc.symbolic.expected_count_polynomial(v)),
+    "alpha_needed": ("max_gamma", lambda v: TM.alpha_needed(0.1, max_gamma=v)),
+    "expected_tokens_iid": ("gamma", lambda v: sc.llm.runs.expected_tokens_iid(0.5, v)),
+    "StaleProcessed.propose": ("gamma", lambda v: STALE.propose((), v, R(0))),
 }
 
 T_TAKERS = {

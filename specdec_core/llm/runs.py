@@ -402,8 +402,9 @@ def expected_tokens_iid(alpha: float, gamma: int) -> float:
     """E[K] for independent acceptances (notebook 04), as a float: the one formula,
     :func:`specdec_core.counts.expected_output_count`."""
     from ..counts import expected_output_count
+    from ..distributions import check_gamma, check_probability
 
-    return float(expected_output_count(float(alpha), int(gamma)))
+    return float(expected_output_count(check_probability(alpha, "alpha", scalar=True), check_gamma(gamma)))
 
 
 def one_step_gap(p: Probs, q: Probs) -> float:
