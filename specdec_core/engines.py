@@ -46,9 +46,10 @@ from .distributions import (
     check_pair,
     check_probability,
     check_time,
+    check_token_ids,
     is_exact,
 )
-from .processors import MAX_ENUMERATED, chain_round_laws
+from .processors import MAX_ENUMERATED, chain_round_laws, check_law_models
 from .timing import round_time_ms
 from .verify import correction_weights
 
@@ -191,14 +192,20 @@ class GreedyDraft:
         if not callable(model):
             raise ValueError(f"model must be a model: prefix -> probabilities, got {type(model).__name__}")
         self.model = model
+        v = getattr(model, "vocab_size", None)
+        self.vocab_size = (
+            int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 else None
+        )
 
     def __call__(self, prefix: Sequence[int]) -> np.ndarray:
-        return greedy_row(np.asarray(self.model(tuple(prefix)), dtype=np.float64))
+        prefix = check_token_ids(prefix, "prefix", self.vocab_size)
+        return greedy_row(np.asarray(self.model(prefix), dtype=np.float64))
 
     def exact(self, prefix: Sequence[int]) -> np.ndarray:
         if not hasattr(self.model, "exact"):
             raise ValueError("GreedyDraft.exact needs a model with exact rows (model.exact)")
-        return greedy_row(list(self.model.exact(tuple(prefix))))
+        prefix = check_token_ids(prefix, "prefix", self.vocab_size)
+        return greedy_row(list(self.model.exact(prefix)))
 
     def __repr__(self):
         return f"GreedyDraft({self.model!r})"
@@ -225,8 +232,7 @@ def match_round_law(
     g = check_gamma(gamma)
     check_draft_mode(draft_mode, "draft_mode")
     check_mismatch_rule(on_mismatch)
-    start = tuple(int(t) for t in start)
-    V = len(_exact_row(target, start, "target"))
+    start, V = check_law_models(target, draft, start)
     if (2 * g + 1) * np.log10(max(V, 1)) > np.log10(MAX_ENUMERATED) + 1e-9:
         raise ValueError(
             f"gamma = {g} would enumerate up to {V}^{2 * g + 1} paths; at most {MAX_ENUMERATED:,}"

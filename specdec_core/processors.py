@@ -88,14 +88,15 @@ class Grammar:
 
     def state(self, prefix: Sequence[int]) -> Hashable:
         s = self.start
-        for t in prefix:
+        for t in check_token_ids(prefix, "prefix"):
             if (s, t) not in self.transitions:
                 return None  # the prefix already left the grammar
             s = self.transitions[(s, t)]
         return s
 
     def allowed(self, prefix: Sequence[int], vocab: int) -> tuple[int, ...]:
-        s = self.state(prefix)
+        vocab = check_int(vocab, "vocab", 1)
+        s = self.state(check_token_ids(prefix, "prefix", vocab))
         return tuple(t for t in range(vocab) if (s, t) in self.transitions)
 
     def __call__(self, prefix, row):
@@ -122,8 +123,9 @@ def at_most_once(token: int, vocab: int) -> Grammar:
 
 def process(row: Row, prefix: Sequence[int], processors: Iterable[Processor]) -> Row:
     """``row`` after each processor in turn, every one evaluated at ``prefix``."""
+    prefix = check_token_ids(prefix, "prefix", len(row))
     for f in processors:
-        row = f(tuple(prefix), row)
+        row = f(prefix, row)
     return row
 
 

@@ -25,6 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import specdec_core as sc
+import specdec_core.engines
 import specdec_core.kv
 import specdec_core.latency
 import specdec_core.llm.runs
@@ -704,6 +705,11 @@ PREFIX_TAKERS = {
     "toy sequence_law": lambda v: sequence_law(T, v, 2),
     "toy model": lambda v: T(v),
     "toy model exact": lambda v: T.exact(v),
+    "match_round_law": lambda v: sc.engines.match_round_law(T, D, v, 1, "sampled"),
+    "match_sequence_law": lambda v: sc.engines.match_sequence_law(T, D, v, 2, 1, "sampled"),
+    "GreedyDraft.exact": lambda v: sc.engines.GreedyDraft(D).exact(v),
+    "Grammar.allowed": lambda v: PR.at_most_once(0, 4).allowed(v, 4),
+    "process": lambda v: PR.process([0.25] * 4, v, [PR.at_most_once(0, 4)]),
 }
 PREFIX_KINDS = KINDS + [
     (9,),
