@@ -18,7 +18,7 @@ def passcost_figure(products: dict, forward: dict, predicted: dict, *, title: st
     """Cost in decode steps (÷ the one-row product's time) against T, log axes.
 
     ``products``: {"product": {T: ms}, "x@w": {T: ms}} measured weight products (weights stored
-    (out, in) through ``model.product``, and the earlier (in, out) layout with one BLAS call);
+    (out, in) through ``model.product``, and (in, out) with one BLAS call per product, ``x @ w``);
     ``forward``: {T: ms} the whole measured pass; ``predicted``: {T: {"roofline_ms",
     "serial_ms"}} or {T: PassPrediction} made before the run. Each prediction is shown ÷ its own T = 1 value."""
     fig = lab_figure(740, 300)
@@ -26,7 +26,7 @@ def passcost_figure(products: dict, forward: dict, predicted: dict, *, title: st
     one = products["product"][1]
     for label, curve, style, color in (
         ("weights read once (product), measured", products["product"], "-o", COLORS["accepted"]),
-        ("one BLAS call, earlier layout, measured", products.get("x@w"), "-s", COLORS["rejected"]),
+        ("one BLAS call per product (x @ w), measured", products.get("x@w"), "-s", COLORS["rejected"]),
         ("whole forward pass, measured", forward, ":^", COLORS["ink"]),
     ):
         if not curve:
