@@ -265,6 +265,8 @@ def test_06_and_09_cost_claims_agree_with_passcost():
         "no-overlap prediction comes much closer to the measurement" in text06
         and gap["serial"] < gap["roofline"]
     )
+    two = passcost.curves(pc, threads=2)[0]["product"]  # 2 BLAS threads: worse relative to one row
+    assert "so the ratio to one row is worse" in text06 and two[2] / two[1] > new[2] / new[1]
     assert "a fraction of a step more than one" in text06 and read_once[8] < 2  # 06 overview, summary
     assert "more than two steps for two positions" in text09 and earlier[2] > 2
     assert "a few positions cost a fraction of a step more than one" in text09 and read_once[4] < 2
