@@ -550,7 +550,6 @@ def test_NC10_NA6_feature_draft_token_ids_and_numbers(lm):
             fm.with_logit_scale(bad)
 
 
-@pytest.mark.xfail(strict=True, reason="lead: llm/passcost.py (excluded from this work)")
 @pytest.mark.parametrize(
     "call",
     [
@@ -570,7 +569,6 @@ def test_NC8_NA8_NA9_passcost_names_its_arguments(call):
             call(PC)
 
 
-@pytest.mark.xfail(strict=True, reason="lead: llm/drafts.py (excluded from this work)")
 def test_NC10_drafts_name_a_missing_generator():
     from specdec_core.llm import NgramDraft
 

@@ -24,6 +24,7 @@ from ..distributions import (
     check_gamma,
     check_int,
     check_reals,
+    check_rng,
     check_temperature,
     check_token_ids,
     inverse_cdf,
@@ -78,7 +79,7 @@ def sample_proposals(
     q = softmax(``logits_after(ctx)`` / T) by the inverse CDF and appended to ctx before the next.
     Returns the tokens and their q rows (γ, V); the time is logged as one "draft" call."""
     t = time.perf_counter()
-    gamma = check_gamma(gamma)
+    gamma, rng = check_gamma(gamma), check_rng(rng)
     ctx = list(check_token_ids(prefix, "prefix", vocab))
     toks, rows = [], []
     for _ in range(gamma):

@@ -32,6 +32,7 @@ from ..distributions import (
     check_int,
     check_nonnegative,
     check_reals,
+    check_rng,
     check_token_ids,
     inverse_cdf,
 )
@@ -143,7 +144,7 @@ class NgramDraft:
         self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
     ) -> tuple[list[int], np.ndarray]:
         t = time.perf_counter()
-        gamma = check_gamma(gamma)
+        gamma, rng = check_gamma(gamma), check_rng(rng)
         self.sync(prefix)
         ctx = [int(x) for x in prefix]
         toks, rows = [], []

@@ -72,8 +72,8 @@ def relative(curve: dict, key: str | None = None) -> dict:
     if not isinstance(curve, dict) or 1 not in curve:
         raise ValueError("curve must be a dict {T: ms} holding T = 1")
     get = (lambda v: v[key]) if key else (lambda v: v)
-    one = get(curve[1])
-    return {T: get(v) / one for T, v in curve.items()}
+    ms = {T: _check_positive(get(v), f"curve[{T}]") for T, v in curve.items()}  # a time: > 0, finite
+    return {T: v / ms[1] for T, v in ms.items()}
 
 
 def matrices(weights) -> list:
@@ -88,13 +88,15 @@ def compute_rate(Ts, dim: int = 576, out: int = 256, inner: int = 200, reps: int
     """{T: FLOP/s} of :func:`product` on a small cache-resident weight (out × dim float32,
     about 0.6 MB): arithmetic without memory traffic, measured apart from the model's pass."""
     Ts = _check_Ts(Ts)
+    dim, out = check_int(dim, "dim", 1, 1 << 16), check_int(out, "out", 1, 1 << 16)
+    inner, reps = check_int(inner, "inner", 1, 10**6), check_int(reps, "reps", 1, 1000)
     rng = np.random.default_rng(0)
     w = rng.standard_normal((out, dim), dtype=np.float32)
     res = {}
     for T in Ts:
         x = rng.standard_normal((T, dim), dtype=np.float32)
         times = []
-        for _ in range(int(reps)):
+        for _ in range(reps):
             t = time.perf_counter()
             for _ in range(inner):
                 product(x, w)
@@ -166,7 +168,8 @@ def how(pc: PassCost) -> str:
     :func:`specdec_core.measured.read_stored`)."""
     rec = _record(pc)
     machine = rec.machine.how(rec.script).replace(
-        ", ".join(f"{api} × {n} threads" for api, n in rec.machine.blas), "1 and then 2 threads (each line says which)"
+        ", ".join(f"{api} × {n} threads" for api, n in rec.machine.blas),
+        "1 and then 2 threads (each line says which)",
     )
     return f"{machine}; {pc.method}"
 
