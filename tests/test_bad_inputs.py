@@ -904,7 +904,8 @@ def test_K2_timing_lab_judges_the_scenario_shown():
     assert (ratio[0] == 1).all() and np.isnan(ratio[1:]).all()
     lab.set(gamma=1)  # now the scenario shown is a round that takes no time
     assert "lab-impossible" in lab._dom_classes
-    assert lab.last_texts["rates"].startswith("This budget is impossible")
+    assert lab.last_texts["round"].startswith("This budget is impossible")  # once, in the first readout
+    assert lab.last_texts["rates"] == lab.last_texts["work"] == ""
     lab.set(gamma=0, overhead_ms=1.0)  # a positive budget: the map's rows are back, no grey note
     assert "grey" not in lab.last_texts["break_even"] and "lab-impossible" not in lab._dom_classes
 
