@@ -581,7 +581,8 @@ def lossy_lines(cap: Capstone, temperature: float = 1.0) -> list[str]:
                 f"; same text as the target in {sum(alone.greedy_equal)} of {len(alone.greedy_equal)} repeats"
             )
         lines.append(
-            f"{w}: int8 copy alone {fmt_interval(alone.speedup_paired)} (samples q){same} | "
+            f"{w}, {'greedy' if t == 0 else f'T = {t:g}'}: int8 copy alone {fmt_interval(alone.speedup_paired)} "
+            f"(samples q){same} | "
             f"int8 draft, γ = {spec.config.gamma}: {fmt_interval(spec.speedup_paired)} (samples p exactly)"
         )
     return lines
