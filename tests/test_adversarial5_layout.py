@@ -1,8 +1,7 @@
 """The fifth adversarial pass's weight-layout findings (issue 38; ``llm/layout.py``,
 ``measured/layout.py``, ``load_model``), each as the pass reproduced it. The lead's layout
-rewrite (a5055fd) answers W5-5…K5-6; what still fails there (A5-6, A5-7, the same class in the
-layout files) carries ``@pytest.mark.xfail(strict=True, reason="lead: layout rewrite")``: remove
-the mark with the fix. The lead's own tests of the same findings are in ``test_llm_layout.py``;
+rewrite (a5055fd) answers W5-5…K5-6, and a later commit A5-6 and A5-7 (ids that are not integers,
+repeated Ts, weights that are not float32). The lead's own tests of the same findings are in ``test_llm_layout.py``;
 these are the pass's reproducers, kept apart.
 """
 
@@ -197,10 +196,9 @@ def test_K5_5_a_small_models_table_prints_no_zero_times():
     assert "0.0" not in cells and "0.00" not in cells
 
 
-# ---------------------------------------------------------------- still open in the layout files
+# ---------------------------------------------------------------- A5-6, A5-7 (fixed after a5055fd)
 
 
-@pytest.mark.xfail(strict=True, reason="lead: layout rewrite")
 @pytest.mark.parametrize("ids", [[1.7, 2.2], ["3"], [True]], ids=["floats", "strings", "bools"])
 def test_A5_7_weight_rows_refuses_ids_that_are_not_integers(ids):
     """NA6's class: np.asarray(ids, dtype=np.int64) turned 1.7 into row 1 and True into row 1."""
@@ -209,13 +207,11 @@ def test_A5_7_weight_rows_refuses_ids_that_are_not_integers(ids):
         W.rows(ids)
 
 
-@pytest.mark.xfail(strict=True, reason="lead: layout rewrite")
 def test_A5_6_choose_layout_refuses_duplicate_Ts():
     with pytest.raises(ValueError, match="Ts"):
         LY.choose_layout(_weights(), Ts=[1, 1, 1], reps=1, quantized=False)
 
 
-@pytest.mark.xfail(strict=True, reason="lead: layout rewrite")
 def test_A5_6_apply_layout_refuses_weights_that_are_not_float32():
     w = {k: v.astype(np.float64) for k, v in _weights().items()}
     with pytest.raises(ValueError, match="float32"):

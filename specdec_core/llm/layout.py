@@ -196,7 +196,10 @@ class Weight:
     def rows(self, ids) -> np.ndarray:
         """Rows ``ids`` of the logical (out, in) matrix, (len(ids), in), contiguous (embedding
         lookups and restricted heads)."""
-        ids = np.asarray(ids, dtype=np.int64)
+        raw = np.asarray(ids)
+        if raw.size and (raw.dtype.kind not in "iu"):  # 1.7, "3" and True are not row numbers
+            raise ValueError(f"ids must be integers (row numbers), got {raw.dtype} values")
+        ids = raw.astype(np.int64)
         if ids.ndim != 1 or (ids.size and (ids.min() < 0 or ids.max() >= self.shape[0])):
             raise ValueError(f"ids must be a 1-D array of rows in [0, {self.shape[0]})")
         if self.storage == "q8":
@@ -319,6 +322,8 @@ def choose_layout(
     (:func:`read_floor_ms`'s cheapest reduction). Interleaved: every repeat times every cell once."""
     kernels.warm_up()  # compile (or load) the compiled loops before anything is timed
     Ts = list(check_int_sequence(Ts, "Ts", low=1, high=SMALL_MAX_ROWS))
+    if len(set(Ts)) != len(Ts):
+        raise ValueError(f"Ts must not repeat a size, got {Ts}")
     if 1 not in Ts:
         raise ValueError("Ts must include 1 (the decode step every ratio is taken against)")
     reps, seed = check_int(reps, "reps", 1, 1000), check_int(seed, "seed")
@@ -444,6 +449,9 @@ def apply_layout(weights: dict, choice: LayoutChoice) -> dict:
     its copy is made, so the weights are never held twice. Returns ``weights``."""
     if not isinstance(choice, LayoutChoice):
         raise ValueError(f"choice must be a LayoutChoice (choose_layout), got {type(choice).__name__}")
+    for k, w in weights.items():  # checked first: nothing is converted when one matrix is wrong
+        if getattr(w, "ndim", 0) == 2 and not isinstance(w, Weight) and w.dtype != np.float32:
+            raise ValueError(f"weights[{k!r}] is {w.dtype}: the forward pass multiplies float32 matrices")
     for k in list(weights):
         w = weights[k]
         if not isinstance(w, Weight) and getattr(w, "ndim", 0) != 2:
