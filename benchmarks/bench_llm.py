@@ -40,7 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import llm_stages as S  # noqa: E402
 
-from specdec_core.llm import load_model  # noqa: E402
+from specdec_core.llm import load_model, report  # noqa: E402
 from specdec_core.measured import Machine, read_capstone, vm_hwm_mib, write_capstone  # noqa: E402
 from specdec_core.measured.capstone import Config, MemoryProbe, law_strip  # noqa: E402
 from specdec_core.measured.records import to_json  # noqa: E402
@@ -122,6 +122,8 @@ def run(s: S.Settings, out_path: str, lm=None) -> None:
         quantized=quant,
     )  # fmt: skip
     write_capstone(cap, out_path)
+    for line in report.draft_goal_lines(cap):
+        S.log(line)
     if os.path.exists(out_path + ".partial"):
         os.remove(out_path + ".partial")  # the run finished: the record holds it all
     S.log(f"wrote {out_path} in {machine.wall_minutes:.1f} min")

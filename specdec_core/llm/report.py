@@ -622,3 +622,32 @@ def copy_law_lines(cap: Capstone) -> list[str]:
         f"speculative, int8 copy as the draft : {verdict(law.speculative)}",
         f"the int8 copy alone                 : {verdict(law.copy_alone)}",
     ]
+
+
+def draft_goal_lines(cap: Capstone) -> list[str]:
+    """The quantized-copy draft's goals (issue 35) against the stored run, printed by
+    ``bench_llm.py`` (never asserted): α ≥ 0.9 at T = 1 per workload; decode-only ×1.5 at T = 1 with
+    the configuration chosen before the run, its paired interval's low end above ×1.3; greedy copy
+    ≥ ×5; the prediction's median |error| ≤ 10 %."""
+    cap = _cap(cap)
+    lines = []
+    for w in WORKLOADS:
+        a = cap.teacher_forcing_alpha.get((w, 1.0, "quant"))
+        run = next(
+            (r["run"] for r in chosen_rows(cap) if r["workload"] == w and r["temperature"] == 1.0), None
+        )
+        if a is None or run is None:
+            continue
+        p = run.speedup_paired
+        lines.append(
+            f"goal check {w}, T = 1: int8 copy α {a:.3f} (goal ≥ 0.9); chosen {SHORT[run.config.draft]} "
+            f"γ = {run.config.gamma}: {fmt_interval(p)} (goal ×1.5, low end above ×1.3)"
+        )
+    greedy = next(
+        (r["run"] for r in chosen_rows(cap) if r["workload"] == "copy" and r["temperature"] == 0.0), None
+    )
+    if greedy is not None:
+        lines.append(f"goal check copy, greedy: {fmt_interval(greedy.speedup_paired)} (goal ≥ ×5)")
+    e = error_summary(cap)
+    lines.append(f"goal check prediction: median |error| {100 * e['median']:.0f} % (goal ≤ 10 %)")
+    return lines
