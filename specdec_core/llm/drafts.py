@@ -210,7 +210,34 @@ def fit_exit_map(x_k: np.ndarray, x_last: np.ndarray, shrink: float = 0.03) -> t
     return A.astype(np.float32), b.astype(np.float32)
 
 
-class ExitDraft:
+class _ModelDraft:
+    """What the drafts that run a network of their own share: a KV cache of their own (``fresh``,
+    ``reset``), γ proposals sampled from their rows (``propose``) and q after a prefix (``__call__``).
+    A subclass sets ``model``, ``cache``, ``temperature``, ``log`` and defines ``_logits_after(ctx)``."""
+
+    model: Llama
+
+    @property
+    def fresh(self) -> bool:
+        return self.cache.n == 0
+
+    def reset(self) -> None:
+        self.cache.rollback(0)
+
+    def propose(
+        self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
+    ) -> tuple[list[int], np.ndarray]:
+        v = self.model.cfg.vocab_size
+        return sample_proposals(
+            self._logits_after, prefix, gamma, rng, temperature=self.temperature, vocab=v, log=self.log
+        )
+
+    def __call__(self, prefix):
+        ctx = list(check_token_ids(prefix, "prefix", self.model.cfg.vocab_size))
+        return probs_from_logits(self._logits_after(ctx), self.temperature)[0]
+
+
+class ExitDraft(_ModelDraft):
     """The first ``k`` target layers → x_k @ A + b → the target's final norm → tied head.
     ``A=None`` is the identity (the untrained layer-skip draft). Own KV cache (k layers)."""
 
@@ -233,13 +260,6 @@ class ExitDraft:
         self.temperature = check_model_temperature(temperature)
         self.cache = self.model.new_cache()
         self.log = log if log is not None else CallLog()
-
-    @property
-    def fresh(self) -> bool:
-        return self.cache.n == 0
-
-    def reset(self) -> None:
-        self.cache.rollback(0)
 
     def logits_from_residual(self, x: np.ndarray) -> np.ndarray:
         if self.A is not None:
@@ -267,18 +287,6 @@ class ExitDraft:
         """Draft logits at every position of ``tokens`` from scratch (teacher forcing)."""
         cache = self.model.new_cache(len(tokens))
         return self.logits_from_residual(self.model.forward(list(tokens), cache, final_norm=False))
-
-    def propose(
-        self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
-    ) -> tuple[list[int], np.ndarray]:
-        v = self.model.cfg.vocab_size
-        return sample_proposals(
-            self._logits_after, prefix, gamma, rng, temperature=self.temperature, vocab=v, log=self.log
-        )
-
-    def __call__(self, prefix):
-        ctx = list(check_token_ids(prefix, "prefix", self.model.cfg.vocab_size))
-        return probs_from_logits(self._logits_after(ctx), self.temperature)[0]
 
 
 def quantized_model(model: Llama, choice: LayoutChoice | None = None) -> Llama:
@@ -318,7 +326,7 @@ def quantization_report(model: Llama, qmodel: Llama) -> dict[str, float]:
     }
 
 
-class QuantizedDraft:
+class QuantizedDraft(_ModelDraft):
     """The quantized copy of the target as a draft: q = softmax(int8 model's logits / T), sampled
     γ times per round, each on the draft's own KV cache (rolled back to what the target kept).
     ``qmodel``: :func:`quantized_model` of the target, made once. Decoding with ``qmodel`` alone
@@ -331,13 +339,6 @@ class QuantizedDraft:
         self.temperature = check_model_temperature(temperature)
         self.cache = qmodel.new_cache()
         self.log = log if log is not None else CallLog()
-
-    @property
-    def fresh(self) -> bool:
-        return self.cache.n == 0
-
-    def reset(self) -> None:
-        self.cache.rollback(0)
 
     def prefill(self, prompt: Iterable[int]) -> None:
         ctx = [int(t) for t in prompt]
@@ -356,15 +357,3 @@ class QuantizedDraft:
     def logits_along(self, tokens: Sequence[int]) -> np.ndarray:
         """Draft logits at every position of ``tokens`` from scratch (teacher forcing)."""
         return self.model.logits_for(list(check_token_ids(tokens, "tokens", self.model.cfg.vocab_size)))
-
-    def propose(
-        self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
-    ) -> tuple[list[int], np.ndarray]:
-        v = self.model.cfg.vocab_size
-        return sample_proposals(
-            self._logits_after, prefix, gamma, rng, temperature=self.temperature, vocab=v, log=self.log
-        )
-
-    def __call__(self, prefix):
-        ctx = list(check_token_ids(prefix, "prefix", self.model.cfg.vocab_size))
-        return probs_from_logits(self._logits_after(ctx), self.temperature)[0]

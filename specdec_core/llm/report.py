@@ -544,12 +544,17 @@ def ladder_lines(cap: Capstone) -> list[str]:
     return lines
 
 
-def quantized_lines(cap: Capstone) -> list[str]:
-    """The int8 copy (issue 35): how far quantizing moved each weight row, its bytes, q against p
-    per workload (TV = 1 − α per position), and the powered law test of both paths."""
+def _quantized(cap: Capstone):
     qs = _cap(cap).quantized
     if qs is None:
         raise ValueError("the stored results predate the quantized-copy draft (no 'quantized' record)")
+    return qs
+
+
+def quantized_lines(cap: Capstone) -> list[str]:
+    """The int8 copy (issue 35): how far quantizing moved each weight row, its bytes, q against p
+    per workload (TV = 1 − α per position), and the powered law test of both paths."""
+    qs = _quantized(cap)
     lines = [
         f"weights: int8 per output row, {qs.int8_bytes / 1e6:.0f} MB against {qs.float32_bytes / 1e6:.0f} MB "
         f"float32; each row moves by {100 * qs.row_error_median:.2f} % of its size (median; 99th percentile "
@@ -590,9 +595,7 @@ def lossy_lines(cap: Capstone, temperature: float = 1.0) -> list[str]:
 
 def parting_lines(cap: Capstone) -> list[str]:
     """Where greedy decoding by the int8 copy parts from the target's, per workload."""
-    qs = _cap(cap).quantized
-    if qs is None:
-        raise ValueError("the stored results predate the quantized-copy draft (no 'quantized' record)")
+    qs = _quantized(cap)
     out = []
     for p in qs.partings:
         if p.position is None:
@@ -607,8 +610,7 @@ def parting_lines(cap: Capstone) -> list[str]:
 
 def copy_law_lines(cap: Capstone) -> list[str]:
     """The powered law test of both paths: the int8 copy as a draft (p's law) and alone (q's)."""
-    qs = _cap(cap).quantized
-    law = None if qs is None else qs.law
+    law = _quantized(cap).law
     if law is None:
         raise ValueError("the stored results hold no law test of the int8 copy")
     verdict = lambda g: (
