@@ -296,6 +296,9 @@ def test_09_draft_cost_and_law_test_claims_agree_with_the_stored_results():
             report.best_real_q(cap, w, drafts=("quant",)),
         )
         assert alone.speedup_paired.ratio > spec.speedup_paired.ratio, w
+    ladder = {d: a for d, _c, a, _lo, _hi in report.ladder_points(cap)}  # §8's ladder and the closing
+    assert "only one draft sits high on it" in text and "sit near zero cost but far down in α" in text
+    assert ladder["quant"] > 0.9 and max(a for d, a in ladder.items() if d != "quant") < 0.5
     law = cap.quantized.law
     assert "the law test rejected it, while the same test at the same power kept the speculative path" in text
     assert law.copy_alone.rejected and not law.speculative.rejected and law.power >= 0.99
