@@ -36,13 +36,13 @@ dispatches on it. All methods give ``x @ w.T`` up to float32 rounding (``tests/t
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
 
 from ..distributions import check_int, check_int_sequence
 from ..measured.layout import LayoutChoice, check_storage
+from ..measured.timer import REDUCTIONS, read_floor_ms  # noqa: F401  (re-exported: the layout's floor)
 from . import kernels
 from .kernels import KERNEL_MAX_ROWS
 
@@ -232,56 +232,6 @@ def as_rows(w) -> np.ndarray:
 
 
 #: Streaming reductions tried for the read floor: which streams fastest differs between CPUs.
-REDUCTIONS = {"dot": lambda v: np.dot(v, v), "sum": np.sum, "max": np.max, "min": np.min}
-
-
-def read_floor_ms(arrays, reps: int = 5, threads: int = 1, before=None) -> tuple[float, dict[str, float]]:
-    """(fastest, {reduction: median ms}) to stream every array once with each of
-    :data:`REDUCTIONS`, interleaved (a slow spell falls on all of them). The fastest median is
-    the weight-read floor. With ``threads`` > 1 each array is split into that many contiguous
-    parts read by as many Python threads at once (numpy releases the GIL inside a reduction):
-    the floor of several cores. ``before``: called untimed before each timing (a cache flush)."""
-    reps, threads = check_int(reps, "reps", 1), check_int(threads, "threads", 1, 64)
-    if before is not None and not callable(before):
-        raise ValueError(f"before must be a function or None, got {before!r}")
-    if isinstance(arrays, np.ndarray) or not all(isinstance(a, np.ndarray) for a in arrays):
-        raise ValueError("arrays must be a list of numpy arrays (the weights to stream)")
-    flat = [a.reshape(-1) for a in arrays]
-    if not flat or min(v.size for v in flat) < threads:
-        raise ValueError(
-            f"arrays must be a non-empty list of arrays, each with at least threads = {threads} entries"
-        )
-    parts = [[v[i * v.size // threads : (i + 1) * v.size // threads] for v in flat] for i in range(threads)]
-    failed: list[BaseException] = []
-    times: dict[str, list] = {k: [] for k in REDUCTIONS}
-    for _ in range(reps):
-        for k, f in REDUCTIONS.items():
-            if before is not None:
-                before()
-
-            def read(vs, f=f):
-                try:
-                    for v in vs:
-                        f(v)
-                except Exception as e:  # a reader thread's error fails the call, never passes unseen
-                    failed.append(e)
-
-            t = time.perf_counter()
-            if threads == 1:
-                read(flat)
-            else:
-                ths = [threading.Thread(target=read, args=(p,)) for p in parts]
-                for th in ths:
-                    th.start()
-                for th in ths:
-                    th.join()
-            if failed:
-                raise RuntimeError(f"a reader thread failed: {failed[0]!r}") from failed[0]
-            times[k].append((time.perf_counter() - t) * 1e3)
-    med = {k: float(np.median(v)) for k, v in times.items()}
-    return min(med.values()), med
-
-
 def sample_matrices(weights: dict, head_rows: int = 8192) -> dict[str, np.ndarray]:
     """{name: (out, in) matrix} timed by :func:`choose_layout`: every matrix of the first,
     middle and last layer, and the first ``head_rows`` rows of the head (the head is the
