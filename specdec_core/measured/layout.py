@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Literal
 
-from ..distributions import check_positive
-from .records import json_int
+from .codec import Count, Ms, Positive, Record
 
 __all__ = ["LayoutChoice", "check_storage", "STORAGES"]
 
 #: Every storage a layout may name (:mod:`specdec_core.llm.layout`): the loaded rows, column
 #: blocks of these widths, and the int8 rows of the quantized-copy draft. Nothing else is read.
 STORAGES = ("rows", "cols16", "cols32", "cols64", "q8")
+#: the type of a stored storage name (the codec refuses any other before a record is built)
+Storage = Literal["rows", "cols16", "cols32", "cols64", "q8"]
 #: Every method a layout may name, by storage.
 METHODS = {
     "rows": ("gemv", "rows8", "rows16", "rows32", "blas", "nb1", "nb2", "nb4"),
@@ -38,22 +39,21 @@ def _methods_of(storage: str) -> tuple[str, ...]:
     return METHODS["cols" if storage.startswith("cols") else storage]
 
 
-@dataclass(frozen=True)
-class LayoutChoice:
+class LayoutChoice(Record):
     """What :func:`choose_layout` timed and chose. ``timings`` {"storage/method": {T: median
     ms}} over the sampled matrices; ``storage`` and ``plan`` {T: method} the choice (the
     storage with the smallest sum over T of its fastest method, so one copy serves every T);
     ``floor_ms`` the read floor of the same sample (fastest streaming reduction, same run),
     ``sample_bytes`` the bytes timed, ``reps`` repeats per cell."""
 
-    storage: str
-    plan: dict[int, str]
-    timings: dict[str, dict[int, float]]
-    floor_ms: float
-    sample_bytes: int
-    reps: int
-    sample: tuple[str, ...] = field(default_factory=tuple)
-    floor_by_reduction: dict[str, float] = field(default_factory=dict)
+    storage: Storage
+    plan: dict[Positive, str]
+    timings: dict[str, dict[Positive, Ms]]
+    floor_ms: Ms
+    sample_bytes: Count
+    reps: Positive
+    sample: tuple[str, ...] = ()
+    floor_by_reduction: dict[str, Ms] = {}
 
     def __post_init__(self):
         check_storage(self.storage)
@@ -118,67 +118,3 @@ class LayoutChoice:
         by = ", ".join(f"{k} {_ms(v)}" for k, v in self.floor_by_reduction.items())
         lines.append(f"{'read floor':<18}{_ms(self.floor_ms):>10}   (fastest streaming reduction: {by})")
         return lines
-
-    def to_json(self) -> dict:
-        return {
-            "storage": self.storage,
-            "plan": {str(T): m for T, m in self.plan.items()},
-            "timings": {k: {str(T): ms for T, ms in v.items()} for k, v in self.timings.items()},
-            "floor_ms": self.floor_ms,
-            "sample_bytes": self.sample_bytes,
-            "reps": self.reps,
-            "sample": list(self.sample),
-            "floor_by_reduction": dict(self.floor_by_reduction),
-        }
-
-    @classmethod
-    def from_json(cls, d: dict, where: str = "layout") -> LayoutChoice:
-        def ms(v, name):  # a time: a real positive finite number, never a string or bool
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise ValueError(f"{where}.{name} must be a number of ms, got {v!r}")
-            return float(check_positive(v, f"{where}.{name}", "a positive, finite time"))
-
-        if not isinstance(d, dict):
-            raise ValueError(f"{where} must be a JSON object, got {type(d).__name__}")
-        for key in ("storage", "plan", "timings", "floor_ms", "sample_bytes", "reps"):
-            if key not in d:
-                raise ValueError(f"{where} lacks {key!r}")
-        for key in ("plan", "timings"):
-            if not isinstance(d[key], dict):
-                raise ValueError(f"{where}.{key} must be a JSON object, got {d[key]!r}")
-
-        def T_of(T, name):  # a T key: the digits of a positive int
-            if not (isinstance(T, str) and T.isdigit() and int(T) >= 1):
-                raise ValueError(f"{where}.{name}: {T!r} is not a positive number of positions")
-            return int(T)
-
-        storage = d.get("storage")
-        if not isinstance(storage, str):
-            raise ValueError(f"{where}.storage must be a string, got {storage!r}")
-        for k, v in d["timings"].items():
-            if not isinstance(v, dict):
-                raise ValueError(f"{where}.timings.{k} must be a JSON object, got {v!r}")
-        timings = {
-            k: {T_of(T, f"timings.{k}"): ms(x, f"timings.{k}.{T}") for T, x in v.items()}
-            for k, v in d["timings"].items()
-        }
-        plan = {T_of(T, "plan"): str(m) for T, m in d["plan"].items()}
-        try:
-            return cls._build(d, storage, plan, timings, ms, where)
-        except ValueError as e:
-            raise ValueError(f"{where}: {e}") from None
-
-    @classmethod
-    def _build(cls, d, storage, plan, timings, ms, where):
-        return cls(
-            storage=storage,
-            plan=plan,
-            timings=timings,
-            floor_ms=ms(d["floor_ms"], "floor_ms"),
-            sample_bytes=json_int(d["sample_bytes"], f"{where}.sample_bytes"),
-            reps=json_int(d["reps"], f"{where}.reps"),
-            sample=tuple(str(x) for x in d.get("sample", ())),
-            floor_by_reduction={
-                str(k): ms(v, f"floor_by_reduction.{k}") for k, v in d.get("floor_by_reduction", {}).items()
-            },
-        )

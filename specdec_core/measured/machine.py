@@ -10,9 +10,7 @@ from __future__ import annotations
 import datetime
 import os
 import platform
-from dataclasses import dataclass, replace
-
-from .records import json_int, json_number
+from .codec import Count, NonNegative, Positive, Record, Utc
 
 __all__ = ["Machine", "cpu_name", "vm_hwm_mib"]
 
@@ -48,33 +46,28 @@ def _now_utc() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _load(x, where: str) -> tuple[float, float, float] | None:
-    if x is None:
-        return None
-    if not isinstance(x, (list, tuple)) or len(x) != 3:
-        raise ValueError(f"{where}: a load average must be three numbers (1, 5, 15 minutes), got {x!r}")
-    return tuple(json_number(v, f"{where}[{i}]") for i, v in enumerate(x))
+#: a load average: 1, 5 and 15 minutes
+Load = tuple[NonNegative, NonNegative, NonNegative]
 
 
-@dataclass(frozen=True)
-class Machine:
+class Machine(Record):
     """CPU, cores, Python, platform, numpy, BLAS pools (library, threads), the BLAS threads the
     timed parts used (``threads``; None when a benchmark varies them itself), the UTC date, and the
     load average (1, 5, 15 min) at the start and at the end (None while running)."""
 
     cpu: str
-    cores: int
+    cores: Positive
     python: str
     platform: str
-    date_utc: str
-    load_avg_start: tuple[float, float, float]
+    date_utc: Utc
+    load_avg_start: Load
     numpy: str | None = None
-    blas: tuple[tuple[str, int], ...] = ()
-    threads: int | None = None
-    load_avg_end: tuple[float, float, float] | None = None
-    wall_minutes: float | None = None
+    blas: tuple[tuple[str, Count], ...] = ()
+    threads: Positive | None = None
+    load_avg_end: Load | None = None
+    wall_minutes: NonNegative | None = None
     #: the cores the process was allowed to run on (``os.sched_getaffinity``); () when unknown
-    affinity: tuple[int, ...] = ()
+    affinity: tuple[Count, ...] = ()
 
     @classmethod
     def now(cls, threads: int | None = None) -> Machine:
@@ -102,7 +95,7 @@ class Machine:
         """This record with the load average now (the end of the run) and the wall time."""
         if wall_minutes is not None and not (isinstance(wall_minutes, (int, float)) and wall_minutes >= 0):
             raise ValueError(f"wall_minutes must be a non-negative number or None, got {wall_minutes!r}")
-        return replace(self, load_avg_end=tuple(os.getloadavg()), wall_minutes=wall_minutes)
+        return self.replace(load_avg_end=tuple(os.getloadavg()), wall_minutes=wall_minutes)
 
     def how(self, script: str | None = None, *, during: tuple[float, float] | None = None) -> str:
         """The one line a notebook prints about where and when numbers were measured: CPU,
@@ -125,46 +118,3 @@ class Machine:
             [script] if script else []
         )
         return ", ".join(parts)
-
-    def to_dict(self) -> dict:
-        """The JSON form (lists for tuples)."""
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        d["blas"] = [list(b) for b in self.blas]
-        for k in ("load_avg_start", "load_avg_end"):
-            d[k] = list(d[k]) if d[k] is not None else None
-        d["affinity"] = list(self.affinity)
-        if not self.affinity:
-            del d["affinity"]
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Machine:
-        """The record from its JSON form; raises ValueError naming a missing or unreadable field."""
-        if not isinstance(d, dict):
-            raise ValueError(f"a machine record must be a JSON object, got {type(d).__name__}")
-        try:
-            return cls(
-                cpu=str(d["cpu"]),
-                cores=json_int(d["cores"], "machine.cores"),
-                python=str(d["python"]),
-                platform=str(d["platform"]),
-                date_utc=str(d["date_utc"]),
-                load_avg_start=_load(d["load_avg_start"], "machine.load_avg_start"),
-                numpy=d.get("numpy"),
-                blas=tuple(
-                    (str(a), json_int(n, f"machine.blas[{i}][1]"))
-                    for i, (a, n) in enumerate(d.get("blas") or ())
-                ),
-                threads=None if d.get("threads") is None else json_int(d["threads"], "machine.threads"),
-                load_avg_end=_load(d.get("load_avg_end"), "machine.load_avg_end"),
-                wall_minutes=None
-                if d.get("wall_minutes") is None
-                else json_number(d["wall_minutes"], "machine.wall_minutes"),
-                affinity=tuple(
-                    json_int(c, f"machine.affinity[{i}]") for i, c in enumerate(d.get("affinity") or ())
-                ),
-            )
-        except KeyError as e:
-            raise ValueError(f"the machine record lacks {e.args[0]!r}") from None
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"the machine record is unreadable: {e}") from None  # names the field
