@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+
 from .codec import Count, NonNegative, Positive, Record, Utc
 
 __all__ = ["Machine", "cpu_name", "vm_hwm_mib"]
