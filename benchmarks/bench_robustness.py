@@ -1,36 +1,51 @@
-"""Robustness speed goals (issue 9 §4): γ = 10⁹ answered at once, and verify_batch on a large
-batch of tiny vocabularies without wide scratch.
+"""Robustness goals: γ = 10⁹ answered at once, and verify_batch on a large batch of tiny
+vocabularies without wide scratch (issue 9 §4); every stored results file, mutated at every place
+with every mutation of ``tests/test_results_fuzz.py``, read right or refused right (issue 36).
 
-    .venv/bin/python benchmarks/bench_robustness.py
+    .venv/bin/python benchmarks/bench_robustness.py            # speed goals
+    .venv/bin/python benchmarks/bench_robustness.py --results  # the full mutation sweep
 
-Prints *measured* times on this machine (time.perf_counter; median of repeats) with the load
-average, and the peak traced allocation (tracemalloc) of the 200,000 × 8 verify_batch call.
+Prints *measured* times on this machine (the one timer, :func:`specdec_core.measured.time_calls`:
+median and slowest of repeats) with the load average, and the peak traced allocation
+(tracemalloc) of the 200,000 × 8 verify_batch call.
 Goals: each γ = 10⁹ call well under 1 s; the 200,000 × 8 case well under 1 s with scratch
 much smaller than its inputs.
 """
 
 from __future__ import annotations
 
-import statistics
-import time
+import importlib.util
+import sys
+import tempfile
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 
 from specdec_core import verify_batch
 from specdec_core.counts import expected_gain, expected_output_count
-from specdec_core.measured import Machine
+from specdec_core.measured import Machine, time_calls
 from specdec_core.timing import improvement_factor, optimal_gamma, speedup_map, work_account
 
 
-def median_ms(fn, repeats=7):
-    fn()
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ts), max(ts)
+def results_sweep() -> None:
+    """Every place of every stored results file with every mutation, checked as the fuzz test
+    checks one: prints how many were tried, refused and read (faithfully)."""
+    path = Path(__file__).resolve().parents[1] / "tests" / "test_results_fuzz.py"
+    spec = importlib.util.spec_from_file_location("results_fuzz", path)
+    fuzz = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fuzz)
+    from specdec_core.measured.store import RESULTS_DIR
+
+    for name in fuzz.FILES:
+        doc = fuzz.json.loads((RESULTS_DIR / name).read_text())
+        tried = 0
+        with tempfile.TemporaryDirectory() as tmp:
+            for place, value in fuzz.places(doc):
+                for change in fuzz.mutations(place, value):
+                    fuzz.check(name, doc, place, change, Path(tmp))  # raises on a wrong reading
+                    tried += 1
+        print(f"  {name:15s} {tried:6d} mutations: none read wrong, none refused without file and field")
 
 
 def tiny_vocabularies(rng: np.random.Generator, B: int, gamma: int, V: int):
@@ -48,6 +63,9 @@ def tiny_vocabularies(rng: np.random.Generator, B: int, gamma: int, V: int):
 
 
 def main():
+    if "--results" in sys.argv[1:]:
+        print("[results files] every place, every mutation (tests/test_results_fuzz.py's check)")
+        return results_sweep()
     print(f"machine: {Machine.now().how('benchmarks/bench_robustness.py')}")
     g = 10**9
     alphas = np.linspace(0, 1, 101)
@@ -63,14 +81,14 @@ def main():
         ),
     }
     print("\n[measured] gamma = 10**9 (median / max of 7, ms)")
-    for name, fn in calls.items():
-        med, worst = median_ms(fn)
-        print(f"  {name:48s} {med:9.3f} / {worst:9.3f}")
+    for name, s in time_calls(calls, 7).items():
+        print(f"  {name:48s} {s.median:9.3f} / {s.max:9.3f}")
 
     rng = np.random.default_rng(0)
     B, gamma, V = 200_000, 4, 8
     P, Q, X = tiny_vocabularies(rng, B, gamma, V)
-    med, worst = median_ms(lambda: verify_batch(P, Q, X, rng), repeats=5)
+    s = time_calls({"verify_batch": lambda: verify_batch(P, Q, X, rng)}, 5)["verify_batch"]
+    med, worst = s.median, s.max
     tracemalloc.start()
     verify_batch(P, Q, X, rng)
     peak = tracemalloc.get_traced_memory()[1]
