@@ -1,25 +1,22 @@
-"""Where the stored results live and the one JSON reader and writer of them.
+"""Where the stored results live, and their one reader and writer (by the codec, :mod:`.codec`).
 
 The benchmarks write into ``specdec_core/results`` (package data: ``pip install .`` carries it,
 so an installed copy reads the same numbers); a notebook finds them from the package, never from
-the working directory.
+the working directory. Each file holds one record: hardware.json a :class:`~.studies.HardwareRun`,
+passcost.json a :class:`~.studies.PassCost`, features.json a :class:`~.studies.FeatureStudy`,
+rounding.json a :class:`~.studies.RoundingStudy`, llm.json a :class:`~.capstone.Capstone`.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
-import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Union
 
-if TYPE_CHECKING:
-    from .studies import FeatureStudy, HardwareRun, PassCost, RoundingStudy
+from . import codec
 
-    #: A record of one of the smaller results files.
-    StoredRecord = Union[HardwareRun, PassCost, FeatureStudy, RoundingStudy]
-
-__all__ = ["RESULTS_DIR", "read_json", "read_stored", "results_path", "write_json", "write_stored"]
+__all__ = ["RESULTS_DIR", "read_stored", "results_path", "write_json", "write_stored"]
 
 #: The stored results the notebooks read: inside the package (package data).
 RESULTS_DIR = Path(__file__).resolve().parent.parent / "results"
@@ -32,108 +29,41 @@ def results_path(name: str, results_dir: str | Path | None = None) -> Path:
     return (Path(results_dir) if results_dir is not None else RESULTS_DIR) / name
 
 
-class _NotANumber:
-    """What ``NaN``, ``Infinity`` or ``-Infinity`` parsed into, until its place is found."""
-
-    def __init__(self, text: str):
-        self.text = text
-
-
-def _find(obj, path: str = ""):
-    """(path, constant) of the first :class:`_NotANumber` in a parsed object, e.g. ("sweep.reps", …)."""
-    if isinstance(obj, _NotANumber):
-        return path or "the top level", obj
-    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
-    for k, v in items:
-        found = _find(v, f"{path}[{k}]" if isinstance(k, int) else f"{path}.{k}" if path else str(k))
-        if found:
-            return found
-    return None
+#: {file name: (module, record type)}; the module is imported when its file is read or written
+_RECORDS = {
+    "hardware.json": ("studies", "HardwareRun"),
+    "passcost.json": ("studies", "PassCost"),
+    "features.json": ("studies", "FeatureStudy"),
+    "rounding.json": ("studies", "RoundingStudy"),
+    "llm.json": ("capstone", "Capstone"),
+}
 
 
-def read_json(path: str | Path) -> dict:
-    """The parsed JSON object at ``path``; ValueError naming the file when it is missing, is not
-    valid JSON or holds ``NaN``/``Infinity`` (which Python's json module would otherwise accept,
-    but JSON has no such numbers and no measurement stored here is one): "llm.json: sweep.seconds
-    is NaN"."""
-    p = Path(path)
-    if not p.exists():
-        raise ValueError(f"no stored results {p}: run benchmarks/bench_{p.stem}.py (or its study) first")
-    try:
-        d = json.loads(p.read_text(), parse_constant=_NotANumber)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{p}: not valid JSON ({e})") from None
-    found = _find(d)
-    if found:
-        raise ValueError(f"{p}: {found[0]} is {found[1].text}, not a finite number")
-    if not isinstance(d, dict):
-        raise ValueError(f"{p} does not hold a JSON object")
-    return d
+def _record_type(name: str) -> type:
+    if name not in _RECORDS:
+        raise ValueError(f"name must be one of {sorted(_RECORDS)}, got {name!r}")
+    module, cls = _RECORDS[name]
+    return getattr(importlib.import_module(f".{module}", __package__), cls)
 
 
-def _compact(text: str) -> str:
-    """Lists of plain numbers on one line in the indented JSON."""
-    return re.sub(
-        r"\[\s+([-+\d.eE,\s]+?)\s+\]",
-        lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]",
-        text,
-    )
+def read_stored(name: str, results_dir: str | Path | None = None):
+    """The record stored in results file ``name`` (one of the five) in :data:`RESULTS_DIR` or
+    ``results_dir``; ValueError naming the file and the field when it is missing or unreadable."""
+    return codec.read(_record_type(name), results_path(name, results_dir))
+
+
+def write_stored(record: codec.Record, results_dir: str | Path | None = None) -> Path:
+    """Write a record to its file (the name from its type), checked first; returns the path."""
+    name = next((n for n, (_, cls) in _RECORDS.items() if type(record).__name__ == cls), None)
+    if name is None or type(record) is not _record_type(name):
+        kinds = ", ".join(cls for _, cls in _RECORDS.values())
+        raise ValueError(f"record must be one of {kinds}, got {type(record).__name__}")
+    return codec.write(record, results_path(name, results_dir))
 
 
 def write_json(path: str | Path, obj: dict) -> None:
-    """Write ``obj`` as indented JSON (number lists compact), numpy scalars as Python numbers."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(obj, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
-    p.write_text(_compact(text) + "\n")
-
-
-# ---------------------------------------------------------------- the smaller results files
-
-
-def _records() -> dict[str, type]:
-    from .studies import FeatureStudy, HardwareRun, PassCost, RoundingStudy
-
-    return {
-        "hardware.json": HardwareRun,
-        "passcost.json": PassCost,
-        "features.json": FeatureStudy,
-        "rounding.json": RoundingStudy,
-    }
-
-
-def read_stored(name: str, results_dir: str | Path | None = None) -> StoredRecord:
-    """The one reader of ``hardware.json`` (:class:`~.studies.HardwareRun`), ``passcost.json``
-    (:class:`~.studies.PassCost`), ``features.json`` (:class:`~.studies.FeatureStudy`) and
-    ``rounding.json`` (:class:`~.studies.RoundingStudy`), from :data:`RESULTS_DIR` or
-    ``results_dir``: the typed record, its machine line by ``.how()``. Raises ValueError naming
-    the file when it is missing or a field is unreadable."""
-    records = _records()
-    if name not in records:
-        raise ValueError(f"name must be one of {sorted(records)} (llm.json: read_capstone), got {name!r}")
-    path = results_path(name, results_dir)
-    data = read_json(path)
-    try:
-        return records[name].from_json(data)
-    except (KeyError, TypeError) as e:
-        raise ValueError(f"{path}: unreadable ({type(e).__name__}: {e})") from None
-    except ValueError as e:
-        raise ValueError(in_file(path, e)) from None
-
-
-def in_file(path: str | Path, error: Exception) -> str:
-    """An error's message, led by the file it came from (once)."""
-    msg = str(error)
-    return msg if msg.startswith(str(path)) else f"{path}: {msg}"
-
-
-def write_stored(record: StoredRecord, results_dir: str | Path | None = None) -> Path:
-    """Write a study's record to its file (the name from its type); returns the path."""
-    names = {cls: n for n, cls in _records().items()}
-    if type(record) not in names:
-        raise ValueError(
-            f"record must be one of {sorted(c.__name__ for c in names)}, got {type(record).__name__}"
-        )
-    path = results_path(names[type(record)], results_dir)
-    write_json(path, record.to_json())
-    return path
+    """A benchmark's own working file (never a stored result): indented JSON, numpy scalars as numbers."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(
+        json.dumps(obj, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
+    )
