@@ -35,6 +35,7 @@ _HOMES = {
     "RoundingStudy": "studies",
     "Stopwatch": "timer",
     "time_calls": "timer",
+    "time_repeats": "timer",
 }
 
 __all__ = sorted(_HOMES)

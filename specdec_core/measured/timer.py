@@ -1,10 +1,10 @@
 """The one timer of every measuring function and benchmark.
 
-:func:`time_calls` times several calls side by side: one untimed sweep first (compilation,
+:func:`time_repeats` times several calls side by side: one untimed sweep first (compilation,
 first-touch page faults, lazy imports), then ``reps`` rounds in which every call is timed once,
 in turn, each after an untimed ``flush`` (so a slow spell on a shared machine falls on all of
-them, and each starts from the caches a real pass would leave). It returns the median, fastest
-and slowest of the repeats as a :class:`~.records.Spread` per call. :func:`read_floor_ms` is the
+them, and each starts from the caches a real pass would leave); :func:`time_calls` gives the
+median, fastest and slowest of the repeats as a :class:`~.records.Spread` per call. :func:`read_floor_ms` is the
 floor every weight product is held against: the time to stream the same bytes once.
 """
 
@@ -19,12 +19,51 @@ import numpy as np
 from ..distributions import check_int
 from .records import Spread
 
-__all__ = ["REDUCTIONS", "Stopwatch", "read_floor_ms", "time_calls"]
+__all__ = ["REDUCTIONS", "Stopwatch", "read_floor_ms", "spread", "time_calls", "time_repeats"]
 
 
 def _check_callable(f, name: str) -> None:
     if f is not None and not callable(f):
         raise ValueError(f"{name} must be a function or None, got {f!r}")
+
+
+def time_repeats(
+    calls: Mapping[Hashable, Callable[[], object]],
+    reps: int = 5,
+    *,
+    flush: Callable[[], object] | None = None,
+    sweep: bool = True,
+    scale: float = 1e3,
+) -> dict[Hashable, list[float]]:
+    """{name: the ``reps`` timings, in order} of each call in ``calls`` ({name: no-argument
+    function}), interleaved: repeat r times every call once, starting from the r-th (so no call
+    always runs first). ``flush`` runs untimed before each timed call; ``sweep`` runs every call
+    once, untimed, first; ``scale`` converts seconds (1e3: milliseconds, the default). Repeat r of
+    every call ran in the same spell: ratios of repeat r are paired."""
+    if not isinstance(calls, Mapping) or not calls or not all(callable(f) for f in calls.values()):
+        raise ValueError("calls must be a non-empty {name: function} mapping")
+    reps = check_int(reps, "reps", 1, 100_000)
+    _check_callable(flush, "flush")
+    if not (isinstance(scale, (int, float)) and not isinstance(scale, bool) and scale > 0):
+        raise ValueError(f"scale must be a positive number, got {scale!r}")
+    if sweep:
+        for f in calls.values():
+            f()
+    names = list(calls)
+    times: dict[Hashable, list[float]] = {k: [] for k in names}
+    for r in range(reps):
+        for k in names[r % len(names) :] + names[: r % len(names)]:
+            if flush is not None:
+                flush()
+            t = time.perf_counter()
+            calls[k]()
+            times[k].append((time.perf_counter() - t) * scale)
+    return times
+
+
+def spread(times: list[float]) -> Spread:
+    """Median, fastest and slowest of some repeats."""
+    return Spread(float(np.median(times)), float(min(times)), float(max(times)), len(times))
 
 
 def time_calls(
@@ -35,27 +74,9 @@ def time_calls(
     sweep: bool = True,
     scale: float = 1e3,
 ) -> dict[Hashable, Spread]:
-    """{name: Spread of ``reps`` timings} of each call in ``calls`` ({name: no-argument function}),
-    interleaved. ``flush`` runs untimed before each timed call; ``sweep`` runs every call once,
-    untimed, first; ``scale`` converts seconds (1e3: milliseconds, the default)."""
-    if not isinstance(calls, Mapping) or not calls or not all(callable(f) for f in calls.values()):
-        raise ValueError("calls must be a non-empty {name: function} mapping")
-    reps = check_int(reps, "reps", 1, 100_000)
-    _check_callable(flush, "flush")
-    if not (isinstance(scale, (int, float)) and not isinstance(scale, bool) and scale > 0):
-        raise ValueError(f"scale must be a positive number, got {scale!r}")
-    if sweep:
-        for f in calls.values():
-            f()
-    times: dict[Hashable, list[float]] = {k: [] for k in calls}
-    for _ in range(reps):
-        for k, f in calls.items():
-            if flush is not None:
-                flush()
-            t = time.perf_counter()
-            f()
-            times[k].append((time.perf_counter() - t) * scale)
-    return {k: Spread(float(np.median(v)), float(min(v)), float(max(v)), len(v)) for k, v in times.items()}
+    """{name: :class:`~.records.Spread`} of :func:`time_repeats` (the same arguments)."""
+    times = time_repeats(calls, reps, flush=flush, sweep=sweep, scale=scale)
+    return {k: spread(v) for k, v in times.items()}
 
 
 class Stopwatch:
