@@ -47,29 +47,45 @@ def _level(level) -> float:
 
 @dataclass(frozen=True)
 class PairedRatio:
-    """Geometric mean of paired ratios and its interval (1) at ``level``; ``n`` pairs."""
+    """Geometric mean of paired ratios and its interval (1) at ``level``; ``n`` pairs. Fewer than
+    2 pairs have no interval: ``low``, ``high`` and ``sd_log`` are None then (and only then)."""
 
     ratio: float
-    low: float
-    high: float
+    low: float | None
+    high: float | None
     n: int
-    sd_log: float
+    sd_log: float | None
     level: float
 
-    @staticmethod
-    def undefined_fields(d: dict) -> frozenset[str]:
-        """Fields that are NaN by definition in the record ``d`` (its stored form): fewer than
-        2 pairs have no interval. A results reader stores them as null and reads them back as NaN."""
-        return (
-            frozenset({"low", "high", "sd_log"})
-            if isinstance(d.get("n"), int) and d["n"] < 2
-            else frozenset()
-        )
+    def __post_init__(self):
+        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
+            raise ValueError(f"n must be a positive int, got {self.n!r}")
+        if not (_finite(self.ratio) and self.ratio > 0):
+            raise ValueError(f"ratio must be a positive finite number, got {self.ratio!r}")
+        if not (_finite(self.level) and 0 < self.level < 1):
+            raise ValueError(f"level must be a number in (0, 1), got {self.level!r}")
+        rest = (self.low, self.high, self.sd_log)
+        if self.n < 2:
+            if rest != (None, None, None):
+                raise ValueError(
+                    f"with n = {self.n} pair there is no interval: low, high, sd_log must be None"
+                )
+        elif not (
+            all(_finite(x) for x in rest) and 0 < self.low <= self.ratio <= self.high and self.sd_log >= 0
+        ):
+            raise ValueError(
+                f"an interval needs finite 0 < low ≤ ratio ≤ high and sd_log ≥ 0, got {self.low!r}, "
+                f"{self.ratio!r}, {self.high!r}, sd_log {self.sd_log!r}"
+            )
 
     def __str__(self):
         if self.n < 2:
             return f"×{self.ratio:.2f} (one pair: no interval)"
         return f"×{self.ratio:.2f} ({100 * self.level:.0f}% interval ×{self.low:.2f}–×{self.high:.2f}, n = {self.n})"
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def paired_ratio(numer: Sequence[float], denom: Sequence[float], level: float = 0.95) -> PairedRatio:
@@ -88,7 +104,7 @@ def paired_ratio(numer: Sequence[float], denom: Sequence[float], level: float = 
     m = float(logs.mean())
     n = len(logs)
     if n < 2:
-        return PairedRatio(math.exp(m), math.nan, math.nan, n, math.nan, lv)
+        return PairedRatio(math.exp(m), None, None, n, None, lv)
     from scipy.stats import t
 
     sd = float(logs.std(ddof=1))

@@ -1,13 +1,14 @@
-"""One-off (issue 24): migrate the stored results in specdec_core/results to the typed form the
-measurement layer reads (schema 2), without re-measuring. Idempotent: a file already at schema 2
-is left alone.
+"""One-off (issue 36): re-store the capstone's results (``specdec_core/results/llm.json`` and the
+quick run's ``benchmarks/results/llm-quick.json``) from the schema-2 JSON to the codec's records
+(schema 3), without re-measuring. Every value is read back through the codec before a file is
+written; a file already at schema 3 is left alone.
 
     .venv/bin/python tools/convert_results.py
 
-Machine records: ``blas_threads_used`` becomes ``threads``. llm.json: "T0"/"T1" keys become
-float temperatures, "workload/T1/draft/γ" keys become (workload, temperature, draft, gamma)
-fields, curves become lists of points {at, median, min, max, n}.
-"""
+What moves: configurations nest as ``config`` in runs and predictions; the predictions' loose
+fields sit beside their values; curves become {at: spread}; exit α becomes {temperature: α};
+the feature draft's α by depth becomes {temperature: [α per depth]}; the law test's top tokens
+become records; a paired ratio of one pair keeps null (no interval)."""
 
 from __future__ import annotations
 
@@ -16,166 +17,100 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "specdec_core" / "results"
+sys.path.insert(0, str(ROOT))
+
+from specdec_core.measured import codec  # noqa: E402
+from specdec_core.measured.capstone import Capstone  # noqa: E402
+
+CONFIG = ("workload", "temperature", "draft", "gamma")
+FILES = (ROOT / "specdec_core" / "results" / "llm.json", ROOT / "benchmarks" / "results" / "llm-quick.json")
 
 
-def _temp(key: str) -> float:
-    assert key[0] == "T", key
-    return float(key[1:])
+def _keyed(d: dict) -> dict:
+    """A record whose configuration fields sat beside its own: the configuration nested."""
+    return {"config": {k: d[k] for k in CONFIG}, **{k: v for k, v in d.items() if k not in CONFIG}}
 
 
-def machine(m: dict) -> dict:
-    m = dict(m)
-    if "blas_threads_used" in m:
-        m["threads"] = m.pop("blas_threads_used")
-    m.setdefault("threads", None)
-    return m
+def _curve(c: dict) -> dict:
+    pts = {str(p["at"]): {k: p[k] for k in ("median", "min", "max", "n")} for p in c["points"]}
+    return {"points": pts, **{k: c[k] for k in ("source", "reps", "threads", "context")}}
 
 
-def curve(d: dict, source: str, reps=None, threads=None, context=None) -> dict:
-    pts = [
-        {"at": int(T), **{k: v[k] for k in ("median", "min", "max")}, "n": reps or 0} for T, v in d.items()
-    ]
-    pts.sort(key=lambda p: p["at"])
-    return {"source": source, "reps": reps, "threads": threads, "context": context, "points": pts}
-
-
-def config(key: str) -> dict:
-    w, t, d, *g = key.split("/")
-    return {"workload": w, "temperature": _temp(t), "draft": d, "gamma": int(g[0]) if g else 0}
-
-
-def micro(mic: dict, threads) -> dict:
-    reps, ctx = mic["reps"], mic["context_tokens"]
+def _micro(m: dict) -> dict:
     return {
-        "context_tokens": ctx,
-        "reps": reps,
-        "how": mic["how"],
-        "verify": [
-            {"temperature": _temp(t), **curve(c, f"verify at T = {_temp(t):g}", reps, threads, ctx)}
-            for t, c in mic["verify_ms"].items()
-        ],
-        "draft": [
-            {"draft": n, **curve(c, f"draft {n}", reps, threads, ctx)} for n, c in mic["draft_ms"].items()
-        ],
-        "overhead": [
-            {"temperature": _temp(t), **curve(c, f"sampler at T = {_temp(t):g}", None, threads)}
-            for t, c in mic["overhead_ms"].items()
-        ],
+        **{k: m[k] for k in ("context_tokens", "reps", "how")},
+        "verify": {str(c["temperature"]): _curve(c) for c in m["verify"]},
+        "draft": {c["draft"]: _curve(c) for c in m["draft"]},
+        "overhead": {str(c["temperature"]): _curve(c) for c in m["overhead"]},
     }
 
 
-def calibration(cal: dict) -> dict:
-    ea = cal["exit_alpha"]
-    exits = [
-        {
-            "k": int(k),
-            "shrink": cal["exit_shrink"][k],
-            "step_ms": cal["exit_step_ms"][k],
-            "predicted_speedup": cal["exit_predicted_speedup_T1"][k],
-            "alpha": [
-                {"temperature": _temp(t), "trained": ea[t]["trained"][k], "untrained": ea[t]["untrained"][k]}
-                for t in sorted(ea)
-            ],
+def _calibration(c: dict) -> dict:
+    def layer(e: dict) -> dict:
+        by = {kind: {str(a["temperature"]): a[kind] for a in e["alpha"]} for kind in ("trained", "untrained")}
+        return {
+            **{k: e[k] for k in ("k", "shrink", "step_ms", "predicted_speedup")},
+            "alpha_trained": by["trained"],
+            "alpha_untrained": by["untrained"],
         }
-        for k in cal["exit_step_ms"]
-    ]
-    feat = dict(cal["feature"])
-    feat["alpha_by_depth_heldout"] = [
-        {"temperature": _temp(t), "alpha": a} for t, a in feat["alpha_by_depth_heldout"].items()
-    ]
-    keep = ("prompts", "fit_prompts", "validation_prompts", "alpha_prompts", "fit_positions")
+
+    f = dict(c["feature"])
+    f["alpha_by_depth_heldout"] = {str(a["temperature"]): a["alpha"] for a in f["alpha_by_depth_heldout"]}
     return {
-        **{k: cal[k] for k in keep},
-        "exit": exits,
-        "exit_k": cal["exit_k"],
-        "ngram_alpha": [
-            {"discount": float(d), "alpha": a} for d, a in cal["ngram_alpha_by_discount"].items()
-        ],
-        "ngram_discount": cal["ngram_discount"],
-        "feature": feat,
-        "seconds": cal.get("seconds"),
+        **c,
+        "exit": {str(e["k"]): layer(e) for e in c["exit"]},
+        "ngram_alpha": {str(x["discount"]): x["alpha"] for x in c["ngram_alpha"]},
+        "feature": f,
     }
 
 
-def predictions(pr: dict) -> dict:
-    info = {k: v for k, v in pr.items() if k not in ("values", "chosen", "teacher_forcing_alpha_T1")}
-    tf = [
-        {"workload": key.split("/")[0], "temperature": _temp(key.split("/")[1]), "draft": d, "alpha": a}
-        for key, by in pr["teacher_forcing_alpha_T1"].items()
-        for d, a in by.items()
-    ]
-    chosen = [
-        {"workload": key.split("/")[0], "temperature": _temp(key.split("/")[1]), **c}
-        for key, c in pr["chosen"].items()
-    ]
+def _law(law: dict | None) -> dict | None:
+    if law is None:
+        return None
+    top = law.get("top")
+    return {**law, "top": None if top is None else [dict(zip(("text", "p", "q", "broken"), t)) for t in top]}
+
+
+def migrate(d: dict) -> dict:
+    """The schema-2 object ``d`` in the schema-3 shape (plain JSON values)."""
+    pr = d["predictions"]
+    sweep = d.get("sweep")
     return {
-        **info,
-        "values": [{**config(k), **v} for k, v in pr["values"].items()],
-        "chosen": chosen,
-        "teacher_forcing_alpha": tf,
-    }
-
-
-def law(L: dict) -> dict:
-    return dict(L)
-
-
-def margins(gm: dict) -> list:
-    return [{"workload": w, **{k.replace("-", "_"): v for k, v in m.items()}} for w, m in gm.items()]
-
-
-def llm(res: dict) -> dict:
-    threads = res["machine"].get("blas_threads_used")
-    sweep = dict(res["sweep"])
-    return {
-        "schema": 2,
-        "machine": machine(res["machine"]),
-        "quick": res["quick"],
-        "process_vm_hwm_mib": res.get("process_vm_hwm_mib"),
-        "memory": [{"name": n, **m} for n, m in res["memory"].items()],
-        "load": res["load"],
-        "calibration": calibration(res["calibration"]),
-        "micro": micro(res["micro"], threads),
-        "break_even_alpha": [
-            {"temperature": _temp(t), "draft": d, "gamma": int(g), "alpha": a}
-            for t, by in res["break_even_alpha"].items()
-            for d, gs in by.items()
-            for g, a in gs.items()
-        ],
-        "predictions": predictions(res["predictions"]),
-        "greedy_margins": margins(res["greedy_margins"]),
+        "machine": d["machine"],
+        "quick": d["quick"],
+        "memory": d.get("memory", []),
+        "load": d.get("load") or None,
+        "calibration": _calibration(d["calibration"]),
+        "micro": _micro(d["micro"]),
+        "break_even": d["break_even_alpha"],
+        "predictions": {
+            "values": [_keyed(v) for v in pr["values"]],
+            "chosen": pr["chosen"],
+            "teacher_forcing_alpha": pr["teacher_forcing_alpha"],
+            **{k: v for k, v in pr.items() if k not in ("values", "chosen", "teacher_forcing_alpha")},
+        },
+        "greedy_margins": d.get("greedy_margins", []),
         "sweep": sweep,
-        "runs": res["runs"],
-        "law": law(res["law"]),
-        "law_history": [law(x) for x in res.get("law_history", [])],
+        "runs": [_keyed(r) for r in d.get("runs", [])],
+        "law": _law(d.get("law")),
+        "law_history": [_law(x) for x in d.get("law_history", [])],
+        "process_vm_hwm_mib": d.get("process_vm_hwm_mib"),
+        "layout": d.get("layout"),
+        "quantized": d.get("quantized"),
+        "alone": [_keyed(r) for r in d.get("alone", [])],
+        "schema": 3,
     }
 
 
-def convert(path: Path) -> bool:
-    res = json.loads(path.read_text())
-    if res.get("schema") == 2:
-        return False
-    sys.path.insert(0, str(ROOT))
-    from specdec_core.measured.store import write_json
-
-    if path.name.startswith("llm"):
-        out = llm(res)
-    else:
-        out = {"schema": 2, **res, "machine": machine(res["machine"])}
-        if path.name in ("features.json", "rounding.json"):  # both ran every timed part on 1 BLAS thread
-            out["machine"]["threads"] = 1
-    write_json(path, out)
-    return True
+def convert(path: Path) -> str:
+    d = json.loads(path.read_text())
+    if d.get("schema") == 3:
+        return f"{path}: already schema 3"
+    cap = codec.decode(Capstone, json.dumps(migrate(d)), f"{path} (migrated)")
+    codec.write(cap, path)
+    return f"{path}: re-stored at schema 3"
 
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or [
-        "llm.json",
-        "hardware.json",
-        "passcost.json",
-        "features.json",
-        "rounding.json",
-    ]:
-        p = Path(name) if "/" in name else RESULTS / name
-        print(p, "converted" if convert(p) else "already at schema 2")
+    for f in FILES:
+        print(convert(f))

@@ -1,56 +1,81 @@
 """The capstone's results (``benchmarks/bench_llm.py`` → ``specdec_core/results/llm.json``) as
-typed records keyed by (workload, temperature, draft, γ): every float a float, every γ an int,
-no label strings to parse back. :func:`read_capstone` is the file's one reader,
-:func:`write_capstone` its one writer."""
+typed records: every configuration a :class:`Config` (workload, temperature, draft, γ) carried by
+the record it keys, every range declared in the field types (:mod:`.codec`). :func:`read_capstone`
+is the file's reader; :func:`.codec.write` (or ``store.write_stored``) its writer."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import os
 from pathlib import Path
+from typing import Literal
+
+import msgspec
 
 from ..repeats import PairedRatio
+from . import codec
+from .codec import Count, Ms, NonNegative, Positive, Probability, Record, Schema, Temperature, Utc
 from .layout import LayoutChoice
 from .machine import Machine
-from .records import CostCurve, Spread, from_json, json_int, json_number, to_json
-from .store import in_file, read_json, results_path, write_json
+from .records import CostCurve, Spread
+from .store import results_path
 
 __all__ = [
+    "ALONE",
+    "BreakEven",
     "Calibration",
     "Capstone",
     "Chosen",
     "Config",
+    "CopyGap",
+    "CopyLawTest",
+    "ExitLayer",
+    "FeatureFit",
+    "Gof",
     "LawTest",
+    "Load",
+    "Margins",
     "MemoryProbe",
     "Micro",
+    "Parting",
     "Prediction",
+    "Predictions",
+    "QuantizedStudy",
+    "Rerun",
+    "RoundMs",
     "Run",
     "Sweep",
+    "TeacherAlpha",
+    "TopToken",
     "capstone_cost_curve",
     "measured_pass_costs",
     "read_capstone",
-    "write_capstone",
 ]
 
 PLAIN = "plain"
 #: Other models decoding by themselves (γ = 0), timed beside plain: the int8 copy of the target
 #: (faster, but it samples its own law, not the target's).
 ALONE = ("int8-alone",)
+#: the evaluated workloads (:data:`specdec_core.llm.workloads.WORKLOADS`)
+Workload = Literal["copy", "code", "story"]
+#: plain decoding, the drafts of the sweep, and the models decoding alone (:data:`ALONE`)
+Draft = Literal["plain", "lookup", "ngram", "exit", "feature", "quant", "int8-alone"]
+#: a draft that proposes (a key of the micro-benchmarks' draft curves)
+Proposer = Literal["lookup", "ngram", "exit", "feature", "quant"]
 
 
-@dataclass(frozen=True, order=True)
-class Config:
+class Config(Record, order=True):
     """One configuration: workload, temperature, draft ("plain" for plain decoding; a name of
     :data:`ALONE` for another model decoding by itself) and γ (0 for those)."""
 
-    workload: str
-    temperature: float
-    draft: str
-    gamma: int
+    workload: Workload
+    temperature: Temperature
+    draft: Draft
+    gamma: Count
 
     def __post_init__(self):
         if isinstance(self.temperature, bool) or not isinstance(self.temperature, (int, float)):
             raise ValueError(f"temperature must be a number, got {self.temperature!r}")
-        object.__setattr__(self, "temperature", float(self.temperature))
+        msgspec.structs.force_setattr(self, "temperature", float(self.temperature))
         if isinstance(self.gamma, bool) or not isinstance(self.gamma, int) or self.gamma < 0:
             raise ValueError(f"gamma must be a non-negative int, got {self.gamma!r}")
         if (self.draft == PLAIN or self.draft in ALONE) != (self.gamma == 0):
@@ -64,52 +89,71 @@ class Config:
         return f"{self.workload} T={self.temperature:g} {self.draft}{g}"
 
 
-#: The keys of a configuration in a JSON object that also holds a record's fields.
-_CONFIG_KEYS = ("workload", "temperature", "draft", "gamma")
+class Prediction(Record):
+    """Predicted for ``config`` before any timed run: decode-only ms and tokens/s, rounds, mean
+    tokens per round, α. ``low``–``high`` (temperature 1 only): the tokens/s range, 95 %, in which
+    the *median of the timed repeats* is expected (:func:`specdec_core.llm.predict.median_range`);
+    None where there is one trajectory (greedy, plain decoding)."""
+
+    config: Config
+    decode_ms: Ms
+    tokens_per_s: Ms
+    rounds: NonNegative
+    mean_k: NonNegative
+    alpha: Probability
+    low: NonNegative | None = None
+    high: NonNegative | None = None
 
 
-def _key(d: dict) -> Config:
-    return Config(*(d[k] for k in _CONFIG_KEYS))
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """Predicted before any timed run: decode-only ms and tokens/s, rounds, mean tokens per round, α.
-
-    ``low``–``high`` (temperature 1 only): the tokens/s range, 95 %, in which the *median of the
-    timed repeats* is expected, from how much the prediction varies between the teacher-forced
-    trajectories (:func:`specdec_core.llm.predict.median_range`); None where there is one
-    trajectory (greedy, plain decoding) or the record predates it."""
-
-    decode_ms: float
-    tokens_per_s: float
-    rounds: float
-    mean_k: float
-    alpha: float
-    low: float | None = None
-    high: float | None = None
-
-
-@dataclass(frozen=True)
-class Chosen:
+class Chosen(Record):
     """Per (workload, temperature): the configuration with the best predicted speed-up, fixed before the runs."""
 
-    workload: str
-    temperature: float
-    draft: str
-    gamma: int
-    predicted_speedup: float
+    workload: Workload
+    temperature: Temperature
+    draft: Draft
+    gamma: Count
+    predicted_speedup: Ms
 
 
-@dataclass(frozen=True)
-class RoundMs:
-    draft: float
-    verify: float
-    overhead: float
+class TeacherAlpha(Record):
+    """Mean α of ``draft`` along the target's own trajectories of a workload (teacher forcing)."""
+
+    workload: Workload
+    temperature: Temperature
+    draft: Proposer
+    alpha: Probability
 
 
-@dataclass(frozen=True)
-class Run:
+class Predictions(Record):
+    """Stage 3: every configuration's prediction, the chosen ones, α by teacher forcing, and when
+    (``made_utc``, a time of day), by which rule and in how many seconds."""
+
+    values: tuple[Prediction, ...]
+    chosen: tuple[Chosen, ...]
+    teacher_forcing_alpha: tuple[TeacherAlpha, ...]
+    made_utc: str = ""
+    chosen_rule: str = ""
+    seconds: NonNegative | None = None
+
+
+class BreakEven(Record):
+    """The α at which ``draft`` at γ breaks even at ``temperature`` (None: no α does)."""
+
+    temperature: Temperature
+    draft: Proposer
+    gamma: Positive
+    alpha: Probability | None
+
+
+class RoundMs(Record):
+    """Median ms per round: drafting, the target's verification, the sampler."""
+
+    draft: NonNegative
+    verify: NonNegative
+    overhead: NonNegative
+
+
+class Run(Record):
     """One configuration's timed repeats: tokens/s and speed-ups over the plain run of the same
     repeat (decode-only and end to end), α, tokens per round, and the prediction made before."""
 
@@ -122,320 +166,247 @@ class Run:
     prefill_ms: Spread
     alpha: Spread
     mean_k: Spread
-    n_tokens: int
+    n_tokens: Count
     per_round_ms: RoundMs
-    k_hist: tuple[int, ...]
-    accept_by_pos: tuple[tuple[int, ...], ...]
+    k_hist: tuple[Count, ...]
+    accept_by_pos: tuple[tuple[Count, ...], ...]
     greedy_equal: tuple[bool, ...] | None = None
-    predicted_tokens_per_s: float | None = None
+    predicted_tokens_per_s: Ms | None = None
+    #: predicted ÷ measured − 1: signed
     prediction_error: float | None = None
 
-    def to_json(self) -> dict:
-        d = {f: to_json(getattr(self, f)) for f in self.__dataclass_fields__ if f != "config"}
-        return {**to_json(self.config), **d}
 
-    @classmethod
-    def from_json(cls, d: dict) -> Run:
-        key = _key(d)
-        return from_json(cls, d, f"run {key.label}", given={"config": key}, ignore=_CONFIG_KEYS)
-
-
-@dataclass(frozen=True)
-class MemoryProbe:
+class MemoryProbe(Record):
     """Peak resident memory (VmHWM) of a fresh process loading the model and decoding 4 tokens."""
 
     name: str
     from_cache: bool
-    seconds: float
-    vm_hwm_mib: float
+    seconds: NonNegative
+    vm_hwm_mib: NonNegative
     text: str
 
 
-@dataclass(frozen=True)
-class Micro:
+class Load(Record):
+    """The timed run's model load: wall seconds and whether the weight cache was used."""
+
+    seconds: NonNegative
+    from_cache: bool
+
+
+class Micro(Record):
     """Micro-benchmarks: the target call scoring T positions ({temperature: curve}), each draft
     proposing γ tokens ({draft: curve}) and the sampler per round ({temperature: curve})."""
 
-    context_tokens: int
-    reps: int
+    context_tokens: Count
+    reps: Positive
     how: str
-    verify: dict[float, CostCurve]
-    draft: dict[str, CostCurve]
-    overhead: dict[float, CostCurve]
-
-    def cost_model(self, temperature: float, draft: str | None = None):
-        """The medians as a :class:`specdec_core.llm.predict.CostModel` (``draft`` None: plain)."""
-        from ..llm.predict import CostModel
-
-        d = self.draft[draft].median() if draft is not None else {0: 0.0}
-        return CostModel(
-            self.verify[float(temperature)].median(), d, self.overhead[float(temperature)].median()
-        )
-
-    def to_json(self) -> dict:
-        return {
-            "context_tokens": self.context_tokens,
-            "reps": self.reps,
-            "how": self.how,
-            "verify": [{"temperature": t, **c.to_json()} for t, c in self.verify.items()],
-            "draft": [{"draft": n, **c.to_json()} for n, c in self.draft.items()],
-            "overhead": [{"temperature": t, **c.to_json()} for t, c in self.overhead.items()],
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> Micro:
-        def by_t(part: str) -> dict:
-            return {
-                json_number(c["temperature"], f"micro.{part}[{i}].temperature"): CostCurve.from_json(
-                    c, f"micro.{part}[{i}]"
-                )
-                for i, c in enumerate(d[part])
-            }
-
-        return cls(
-            json_int(d["context_tokens"], "micro.context_tokens"),
-            json_int(d["reps"], "micro.reps"),
-            str(d["how"]),
-            by_t("verify"),
-            {str(c["draft"]): CostCurve.from_json(c, f"micro.draft[{i}]") for i, c in enumerate(d["draft"])},
-            by_t("overhead"),
-        )
+    verify: dict[Temperature, CostCurve]
+    draft: dict[Proposer, CostCurve]
+    overhead: dict[Temperature, CostCurve]
 
 
-@dataclass(frozen=True)
-class ExitLayer:
+class ExitLayer(Record):
     """The early-exit draft at k layers: its shrinkage, step cost, predicted T = 1 speed-up, and
-    α on held-out calibration text by (temperature, trained)."""
+    α on held-out calibration text {temperature: α}, trained and untrained."""
 
-    k: int
-    shrink: float
-    step_ms: float
-    predicted_speedup: float
-    alpha_trained: dict[float, float] = field(default_factory=dict)
-    alpha_untrained: dict[float, float] = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        d = {f: getattr(self, f) for f in ("k", "shrink", "step_ms", "predicted_speedup")}
-        d["alpha"] = [
-            {"temperature": t, "trained": self.alpha_trained[t], "untrained": self.alpha_untrained[t]}
-            for t in sorted(self.alpha_trained)
-        ]
-        return d
-
-    @classmethod
-    def from_json(cls, d: dict, where: str = "exit") -> ExitLayer:
-        a = d["alpha"]
-
-        def alpha(kind: str) -> dict:
-            w = f"{where}.alpha"
-            return {
-                json_number(x["temperature"], f"{w}[{i}].temperature"): json_number(
-                    x[kind], f"{w}[{i}].{kind}"
-                )
-                for i, x in enumerate(a)
-            }
-
-        return cls(
-            json_int(d["k"], f"{where}.k"),
-            json_number(d["shrink"], f"{where}.shrink"),
-            json_number(d["step_ms"], f"{where}.step_ms"),
-            json_number(d["predicted_speedup"], f"{where}.predicted_speedup"),
-            alpha("trained"),
-            alpha("untrained"),
-        )
+    k: Positive
+    shrink: NonNegative
+    step_ms: Ms
+    predicted_speedup: NonNegative
+    alpha_trained: dict[Temperature, Probability] = {}
+    alpha_untrained: dict[Temperature, Probability] = {}
 
 
-@dataclass(frozen=True)
-class Calibration:
-    """Stage 2: prompts never evaluated; the early-exit layers, the n-gram discount, the feature draft."""
+class FeatureFit(Record):
+    """The feature draft as fitted in calibration: positions and texts, inputs, ridge, random
+    features, shortlist size, α by proposal depth on held-out text {temperature: (α per depth)}."""
+
+    fit_positions: Count
+    fit_texts: str
+    inputs: str
+    ridge: NonNegative
+    n_random: Count
+    shortlist: Count
+    alpha_by_depth_heldout: dict[Temperature, tuple[Probability, ...]]
+    seconds: NonNegative | None = None
+
+
+class Calibration(Record):
+    """Stage 2: prompts never evaluated; the early-exit layers {k: layer}, the n-gram α {discount:
+    α} and the discount chosen, the feature draft."""
 
     prompts: tuple[str, ...]
     fit_prompts: tuple[str, ...]
     validation_prompts: tuple[str, ...]
     alpha_prompts: tuple[str, ...]
-    fit_positions: int
-    exit: dict[int, ExitLayer]
-    exit_k: int
-    ngram_alpha: dict[float, float]
-    ngram_discount: float
-    feature: dict
-    seconds: float | None = None
+    fit_positions: Count
+    exit: dict[Positive, ExitLayer]
+    exit_k: Positive
+    ngram_alpha: dict[Probability, Probability]
+    ngram_discount: Probability
+    feature: FeatureFit
+    seconds: NonNegative | None = None
 
-    def to_json(self) -> dict:
-        d = {f: to_json(getattr(self, f)) for f in self.__dataclass_fields__}
-        d["exit"] = [e.to_json() for _, e in sorted(self.exit.items())]
-        d["ngram_alpha"] = [{"discount": k, "alpha": v} for k, v in self.ngram_alpha.items()]
-        return d
-
-    @classmethod
-    def from_json(cls, d: dict) -> Calibration:
-        return cls(
-            tuple(d["prompts"]),
-            tuple(d["fit_prompts"]),
-            tuple(d["validation_prompts"]),
-            tuple(d["alpha_prompts"]),
-            json_int(d["fit_positions"], "calibration.fit_positions"),
-            {
-                json_int(e["k"], f"calibration.exit[{i}].k"): ExitLayer.from_json(e, f"calibration.exit[{i}]")
-                for i, e in enumerate(d["exit"])
-            },
-            json_int(d["exit_k"], "calibration.exit_k"),
-            {
-                json_number(x["discount"], f"calibration.ngram_alpha[{i}].discount"): json_number(
-                    x["alpha"], f"calibration.ngram_alpha[{i}].alpha"
-                )
-                for i, x in enumerate(d["ngram_alpha"])
-            },
-            json_number(d["ngram_discount"], "calibration.ngram_discount"),
-            dict(d["feature"]),
-            _optional(d.get("seconds"), "calibration.seconds"),
-        )
+    def __post_init__(self):
+        if any(k != e.k for k, e in self.exit.items()):
+            raise ValueError("calibration.exit: every key must be its layer's k")
+        if self.exit and self.exit_k not in self.exit:
+            raise ValueError(f"calibration.exit_k {self.exit_k} is not one of the layers {sorted(self.exit)}")
 
 
-@dataclass(frozen=True)
-class Gof:
-    chi2: float
-    dof: int
-    cells: int
-    p_value: float
+class Gof(Record):
+    """A chi-square goodness-of-fit outcome (:func:`specdec_core.chi_square_gof`)."""
+
+    chi2: NonNegative
+    dof: Count
+    cells: Positive
+    p_value: Probability
     rejected: bool
-    accepted: int
+    accepted: Count
     summary: str
 
 
-@dataclass(frozen=True)
-class LawTest:
+class TopToken(Record):
+    """One of the most likely first tokens: its text and probability under p, q and the broken law."""
+
+    text: str
+    p: Probability
+    q: Probability
+    broken: Probability
+
+
+class Rerun(Record):
+    """When and why a law test was re-run alone."""
+
+    date_utc: Utc
+    why: str
+
+
+class LawTest(Record):
     """Stage 5: the first token of a γ = 1 round, correct and broken variants, n from a power calculation."""
 
     prefix: str
     draft: str
-    alpha: float
-    n: int
-    power: float
-    tv_broken: float
-    threshold: float
+    alpha: Probability
+    n: Positive
+    power: Probability
+    tv_broken: Probability
+    threshold: Probability
     correct: Gof
     broken_corrects_from_p: Gof
-    seconds: float | None = None
-    top: tuple | None = None
-    rerun: dict | None = None
+    seconds: NonNegative | None = None
+    top: tuple[TopToken, ...] | None = None
+    rerun: Rerun | None = None
 
 
-@dataclass(frozen=True)
-class Margins:
+class Margins(Record):
     """Greedy top-2 logit gaps along a workload's plain greedy output."""
 
-    workload: str
-    min: float
-    smallest: tuple[float, ...]
-    below_1e_4: int
-    below_1e_3: int
-    below_1e_2: int
-    positions: int
+    workload: Workload
+    min: NonNegative
+    smallest: tuple[NonNegative, ...]
+    below_1e_4: Count
+    below_1e_3: Count
+    below_1e_2: Count
+    positions: Count
 
 
-@dataclass(frozen=True)
-class Sweep:
-    """Stage 4's settings: repeats, tokens per workload, configurations, load at the plain runs."""
+class Sweep(Record):
+    """Stage 4's settings: repeats, tokens per workload, configurations (draft, γ, adaptive),
+    load at the plain runs."""
 
-    seconds: float
-    load_avg_1min_at_plain_runs: tuple[float, ...]
-    reps: int
-    max_new_tokens: dict
-    configs: tuple[tuple, ...]
+    seconds: NonNegative
+    load_avg_1min_at_plain_runs: tuple[NonNegative, ...]
+    reps: Positive
+    max_new_tokens: dict[Workload, Positive]
+    configs: tuple[tuple[Proposer, Positive, bool], ...]
     seeds: str
     order: str
     definition: str
 
 
-@dataclass(frozen=True)
-class Parting:
+class Parting(Record):
     """Greedy decoding from one workload's prompt by the target and by its int8 copy: the first
     position where their outputs differ (None: identical over ``tokens``), the text they share
     just before it and each one's next few tokens from there."""
 
-    workload: str
-    tokens: int
-    position: int | None
+    workload: Workload
+    tokens: Positive
+    position: Count | None
     shared_text: str
     target_text: str
     copy_text: str
 
 
-@dataclass(frozen=True)
-class CopyGap:
+class CopyGap(Record):
     """How far the int8 copy's next-token law q is from the target's p along the target's own
     temperature-1 trajectories of one workload (teacher forcing): TV(p, q) = 1 − α per position."""
 
-    workload: str
-    positions: int
-    tv_mean: float
-    tv_p90: float
-    tv_max: float
+    workload: Workload
+    positions: Count
+    tv_mean: Probability
+    tv_p90: Probability
+    tv_max: Probability
 
 
-@dataclass(frozen=True)
-class CopyLawTest:
+class CopyLawTest(Record):
     """The first token of a γ = 1 round with the int8 copy as the draft, against p (it must not be
     rejected), and tokens drawn from the copy alone (the lossy path; the test has the stated power
     to reject it): chi-square goodness of fit, n from a power calculation for q against p."""
 
     prefix: str
-    alpha: float
-    tv_copy: float
-    n: int
-    power: float
-    threshold: float
+    alpha: Probability
+    tv_copy: Probability
+    n: Positive
+    power: Probability
+    threshold: Probability
     speculative: Gof
     copy_alone: Gof
-    seconds: float | None = None
+    seconds: NonNegative | None = None
 
 
-@dataclass(frozen=True)
-class QuantizedStudy:
+class QuantizedStudy(Record):
     """The quantized-copy draft (issue 35): how much quantizing moved the weights (per output row,
     RMS of the change over RMS of the row: median and 99th percentile over every row of every
     matrix), its bytes against the float32 weights', the gap between q and p per workload, and
     where greedy decoding by the copy parts from the target's."""
 
-    row_error_median: float
-    row_error_p99: float
-    int8_bytes: int
-    float32_bytes: int
+    row_error_median: NonNegative
+    row_error_p99: NonNegative
+    int8_bytes: Count
+    float32_bytes: Count
     gaps: tuple[CopyGap, ...]
     partings: tuple[Parting, ...]
     law: CopyLawTest | None = None
 
 
-@dataclass(frozen=True)
-class Capstone:
-    """Everything ``llm.json`` holds, typed. Runs, predictions and break-even α are keyed by
-    :class:`Config` (break-even by (temperature, draft, γ); chosen by (workload, temperature))."""
+class Capstone(Record):
+    """Everything ``llm.json`` holds, typed. Runs and predictions carry their :class:`Config`;
+    look them up with :meth:`run`, :meth:`select`, :meth:`prediction`, :meth:`chosen`,
+    :meth:`break_even_alpha` and :meth:`teacher_alpha`."""
 
     machine: Machine
     quick: bool
-    memory: dict[str, MemoryProbe]
-    load: dict
+    memory: tuple[MemoryProbe, ...]
+    load: Load | None
     calibration: Calibration
     micro: Micro
-    break_even_alpha: dict[tuple[float, str, int], float | None]
-    predictions: dict[Config, Prediction]
-    chosen: dict[tuple[str, float], Chosen]
-    teacher_forcing_alpha: dict[tuple[str, float, str], float]
-    predictions_info: dict
-    greedy_margins: dict[str, Margins]
+    break_even: tuple[BreakEven, ...]
+    predictions: Predictions
+    greedy_margins: tuple[Margins, ...]
     sweep: Sweep | None
-    runs: dict[Config, Run]
+    runs: tuple[Run, ...]
     law: LawTest | None
     law_history: tuple[LawTest, ...] = ()
-    process_vm_hwm_mib: float | None = None
-    #: the weight layout the run chose by timing the candidates at load (None: runs before issue 32)
+    process_vm_hwm_mib: NonNegative | None = None
+    #: the weight layout the run chose by timing the candidates at load
     layout: LayoutChoice | None = None
-    #: the quantized-copy draft's weights, q-to-p gap and greedy parting (None: runs before issue 35)
+    #: the quantized-copy draft's weights, q-to-p gap and greedy parting
     quantized: QuantizedStudy | None = None
     #: runs of other models decoding by themselves (:data:`ALONE`), against the same plain runs;
     #: kept apart from ``runs``, which hold the target's own output law
-    alone: dict[Config, Run] = field(default_factory=dict)
+    alone: tuple[Run, ...] = ()
+    schema: Schema = 3
 
     def how(self) -> str:
         """The machine line for this run, with the load over the timed runs."""
@@ -446,152 +417,64 @@ class Capstone:
         """The runs matching every given field, in file order."""
         return [
             r
-            for c, r in self.runs.items()
-            if (workload is None or c.workload == workload)
-            and (temperature is None or c.temperature == float(temperature))
-            and (draft is None or c.draft == draft)
-            and (gamma is None or c.gamma == gamma)
+            for r in self.runs
+            if (workload is None or r.config.workload == workload)
+            and (temperature is None or r.config.temperature == float(temperature))
+            and (draft is None or r.config.draft == draft)
+            and (gamma is None or r.config.gamma == gamma)
         ]
+
+    def find(self, config: Config) -> Run | None:
+        """The run of ``config`` (in :attr:`alone` for a draft of :data:`ALONE`), or None."""
+        return next(
+            (r for r in (self.alone if config.draft in ALONE else self.runs) if r.config == config), None
+        )
 
     def run(self, workload: str, temperature: float, draft: str, gamma: int = 0) -> Run:
         """The one run of a configuration; raises ValueError naming it when absent."""
         c = Config(workload, temperature, draft, gamma)
-        if c not in self.runs:
+        r = self.find(c)
+        if r is None:
             raise ValueError(f"no run {c.label} in the results")
-        return self.runs[c]
+        return r
+
+    def prediction(self, config: Config) -> Prediction | None:
+        """The prediction made for ``config`` before the runs, or None."""
+        return next((p for p in self.predictions.values if p.config == config), None)
+
+    def chosen(self) -> dict[tuple[str, float], Chosen]:
+        """{(workload, temperature): the configuration chosen before the runs}."""
+        return {(c.workload, c.temperature): c for c in self.predictions.chosen}
+
+    def break_even_alpha(self, temperature: float, draft: str, gamma: int) -> float | None:
+        """The stored break-even α of ``draft`` at γ and ``temperature`` (None: none; ValueError: not stored)."""
+        for b in self.break_even:
+            if (b.temperature, b.draft, b.gamma) == (float(temperature), draft, gamma):
+                return b.alpha
+        raise ValueError(f"no break-even α stored for {draft} γ={gamma} at T = {temperature:g}")
+
+    def teacher_alpha(self, workload: str, temperature: float, draft: str) -> float | None:
+        """α by teacher forcing of ``draft`` on ``workload`` at ``temperature``, or None."""
+        key = (workload, float(temperature), draft)
+        return next(
+            (
+                a.alpha
+                for a in self.predictions.teacher_forcing_alpha
+                if (a.workload, a.temperature, a.draft) == key
+            ),
+            None,
+        )
 
     def with_law(self, law: LawTest) -> Capstone:
         """This record with a new law test; the earlier one kept in the history (a miss is part of the record)."""
-        hist = self.law_history + ((replace(law_strip(self.law)),) if self.law is not None else ())
-        return replace(self, law=law, law_history=hist)
-
-
-def law_strip(law: LawTest) -> LawTest:
-    return replace(law, top=None)
-
-
-def _dump(c: Capstone) -> dict:
-    return {
-        "schema": 2,
-        "machine": c.machine.to_dict(),
-        "quick": c.quick,
-        "process_vm_hwm_mib": c.process_vm_hwm_mib,
-        "memory": [to_json(m) for m in c.memory.values()],
-        "load": c.load,
-        "calibration": c.calibration.to_json(),
-        "micro": c.micro.to_json(),
-        "break_even_alpha": [
-            {"temperature": t, "draft": d, "gamma": g, "alpha": a}
-            for (t, d, g), a in c.break_even_alpha.items()
-        ],
-        "predictions": {
-            **c.predictions_info,
-            "values": [{**to_json(k), **to_json(v)} for k, v in c.predictions.items()],
-            "chosen": [to_json(v) for v in c.chosen.values()],
-            "teacher_forcing_alpha": [
-                {"workload": w, "temperature": t, "draft": d, "alpha": a}
-                for (w, t, d), a in c.teacher_forcing_alpha.items()
-            ],
-        },
-        "greedy_margins": [to_json(m) for m in c.greedy_margins.values()],
-        "sweep": to_json(c.sweep),
-        "runs": [r.to_json() for r in c.runs.values()],
-        "law": to_json(c.law),
-        "law_history": [to_json(x) for x in c.law_history],
-        **({"layout": c.layout.to_json()} if c.layout is not None else {}),
-        **({"quantized": to_json(c.quantized)} if c.quantized is not None else {}),
-        **({"alone": [r.to_json() for r in c.alone.values()]} if c.alone else {}),
-    }
-
-
-def _optional(v, where: str) -> float | None:
-    """A number that may be absent (null), else finite (:func:`~.records.json_number`)."""
-    return None if v is None else json_number(v, where)
-
-
-def _pred(d: dict) -> tuple[Config, Prediction]:
-    key = _key(d)
-    return key, from_json(Prediction, d, f"prediction {key.label}", ignore=_CONFIG_KEYS)
-
-
-def _load(d: dict) -> Capstone:
-    if d.get("schema") != 2:
-        raise ValueError(
-            f"llm.json schema {d.get('schema')!r}: expected 2 (tools/convert_results.py migrates)"
-        )
-    pr = d["predictions"]
-    return Capstone(
-        machine=Machine.from_dict(d["machine"]),
-        quick=bool(d["quick"]),
-        memory={
-            m["name"]: from_json(MemoryProbe, m, f"memory[{i}]") for i, m in enumerate(d.get("memory", []))
-        },
-        load=dict(d.get("load") or {}),
-        calibration=Calibration.from_json(d["calibration"]),
-        micro=Micro.from_json(d["micro"]),
-        break_even_alpha={
-            (
-                json_number(x["temperature"], f"break_even_alpha[{i}].temperature"),
-                x["draft"],
-                json_int(x["gamma"], f"break_even_alpha[{i}].gamma"),
-            ): _optional(x["alpha"], f"break_even_alpha[{i}].alpha")
-            for i, x in enumerate(d["break_even_alpha"])
-        },
-        predictions=dict(_pred(x) for x in pr["values"]),
-        chosen={
-            (x["workload"], json_number(x["temperature"], f"predictions.chosen[{i}].temperature")): from_json(
-                Chosen, x, f"predictions.chosen[{i}]"
-            )
-            for i, x in enumerate(pr["chosen"])
-        },
-        teacher_forcing_alpha={
-            (
-                x["workload"],
-                json_number(x["temperature"], f"predictions.teacher_forcing_alpha[{i}].temperature"),
-                x["draft"],
-            ): json_number(x["alpha"], f"predictions.teacher_forcing_alpha[{i}].alpha")
-            for i, x in enumerate(pr["teacher_forcing_alpha"])
-        },
-        predictions_info={
-            k: v for k, v in pr.items() if k not in ("values", "chosen", "teacher_forcing_alpha")
-        },
-        greedy_margins={
-            m["workload"]: from_json(Margins, m, f"greedy_margins[{i}]")
-            for i, m in enumerate(d.get("greedy_margins", []))
-        },
-        sweep=from_json(Sweep, d["sweep"], "sweep") if d.get("sweep") else None,
-        runs={r.config: r for r in (Run.from_json(x) for x in d.get("runs", []))},
-        law=from_json(LawTest, d["law"], "law") if d.get("law") else None,
-        law_history=tuple(
-            from_json(LawTest, x, f"law_history[{i}]") for i, x in enumerate(d.get("law_history", []))
-        ),
-        process_vm_hwm_mib=_optional(d.get("process_vm_hwm_mib"), "process_vm_hwm_mib"),
-        layout=LayoutChoice.from_json(d["layout"], "layout") if d.get("layout") else None,
-        quantized=from_json(QuantizedStudy, d["quantized"], "quantized") if d.get("quantized") else None,
-        alone={r.config: r for r in (Run.from_json(x) for x in d.get("alone", []))},
-    )
+        hist = self.law_history + ((self.law.replace(top=None),) if self.law is not None else ())
+        return self.replace(law=law, law_history=hist)
 
 
 def read_capstone(path: str | Path | None = None) -> Capstone:
     """The capstone's results: ``path``, else ``$SPECDEC_LLM_RESULTS``, else the stored
-    ``specdec_core/results/llm.json``. Raises ValueError naming what is missing or unreadable."""
-    import os
-
-    p = path or os.environ.get("SPECDEC_LLM_RESULTS") or results_path("llm.json")
-    data = read_json(p)
-    try:
-        return _load(data)
-    except (KeyError, TypeError) as e:
-        raise ValueError(f"{p}: unreadable ({type(e).__name__}: {e})") from None
-    except ValueError as e:
-        raise ValueError(in_file(p, e)) from None
-
-
-def write_capstone(capstone: Capstone, path: str | Path) -> None:
-    """The file's one writer (what :func:`read_capstone` reads back)."""
-    if not isinstance(capstone, Capstone):
-        raise ValueError(f"capstone must be a Capstone record, got {type(capstone).__name__}")
-    write_json(path, _dump(capstone))
+    ``specdec_core/results/llm.json``. Raises ValueError naming the file and the field."""
+    return codec.read(Capstone, path or os.environ.get("SPECDEC_LLM_RESULTS") or results_path("llm.json"))
 
 
 def capstone_cost_curve(capstone: Capstone | None = None, temperature: float = 0.0) -> CostCurve:
@@ -613,7 +496,7 @@ def measured_pass_costs(path: str | Path | None = None) -> tuple[dict | None, st
     try:
         cap = read_capstone(path) if path is not None else read_capstone()
         curve = capstone_cost_curve(cap)
-    except (OSError, ValueError, KeyError, TypeError) as exc:  # json.JSONDecodeError is a ValueError
+    except (OSError, ValueError) as exc:
         return None, f"no measured cost curve ({type(exc).__name__}: {exc})"
     return curve.spread(), (
         f"{cap.machine.how('benchmarks/bench_llm.py')}, {curve.reps or '?'} repeats per size "
