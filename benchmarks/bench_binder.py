@@ -13,7 +13,6 @@ repeats. Binder also builds and pushes a container image, which this machine can
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -27,6 +26,7 @@ import binder_rehearsal  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 from specdec_core.measured import Machine  # noqa: E402
+from specdec_core.measured.codec import write  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "binder.json"
 
@@ -59,17 +59,16 @@ def main(argv=None) -> int:
     totals = [r["seconds_env_total"] for r in runs]
     result = {
         "what": "fresh venv from binder/requirements.txt + ./binder/postBuild + JupyterLab listening",
-        "machine": machine.finished().to_dict(),
+        "machine": machine.finished(),
         "pip_download_cache": "warm (pip's own cache only)",
         "runs": runs,
         "env_install_seconds_median": statistics.median(totals),
         "env_MB": round(runs[-1]["env_bytes"] / 1e6),
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=1) + "\n")
+    write(result, OUT)
     for r in runs:
         print(
-            f"[measured] Binder rehearsal on {result['machine']['cores']} cores "
+            f"[measured] Binder rehearsal on {result['machine'].cores} cores "
             f"(load {r['load_avg_before'][0]:.1f} → {r['load_avg_after'][0]:.1f}): "
             f"venv {r['seconds']['venv']} s, pip install {r['seconds']['pip_install']} s, "
             f"postBuild {r['seconds']['postBuild']} s, Lab listening {r['seconds']['lab_listening']} s; "

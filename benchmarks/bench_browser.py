@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import labproc  # noqa: E402  (tools/: the one way to start an isolated Lab)
 
 from specdec_core.measured import Machine  # noqa: E402
-from specdec_core.measured.store import write_json  # noqa: E402
+from specdec_core.measured.codec import write  # noqa: E402
 
 GOAL_EXCESS_P95_MS = 40.0
 CHROMIUM = labproc.CHROMIUM
@@ -299,7 +299,7 @@ def main(argv=None) -> int:
         "browser": "Debian chromium, headless, 1280x900",
         "run": f"{minutes} min for {len(rows)} labs; a short run ({args.events} events per lab): "
         "p95 of 20 events is the second-largest value",
-        "machine": machine.finished(wall_minutes=minutes).to_dict(),
+        "machine": machine.finished(wall_minutes=minutes),
         "labs": rows,
         "goal_met": bool(measured) and all(r["meets_goal"] for r in measured),
     }
@@ -313,9 +313,9 @@ def main(argv=None) -> int:
             f"{fl['median_ms']} p95 {fl['p95_ms']} | p95 excess {r['p95_excess_ms']} ms "
             f"({'met' if r['meets_goal'] else 'MISSED'}), {lab_s['n']} events"
         )
-    print(Machine.from_dict(out["machine"]).how("benchmarks/bench_browser.py"))
+    print(out["machine"].how("benchmarks/bench_browser.py"))
     if not args.no_store and not args.notebooks:
-        write_json(ROOT / "benchmarks" / "results" / "browser.json", out)
+        write(out, ROOT / "benchmarks" / "results" / "browser.json")
         print("wrote benchmarks/results/browser.json")
     return 0 if out["goal_met"] else 1
 

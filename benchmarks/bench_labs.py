@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import statistics
 import sys
@@ -28,7 +27,8 @@ import numpy as np
 
 from specdec_core import labs
 from specdec_core.labs.base import Lab, LabSpec
-from specdec_core.measured import Machine
+from specdec_core.measured import Machine, time_calls
+from specdec_core.measured.codec import write
 from specdec_core.questions import TRUTH_QUESTION
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results", "labs.json")
@@ -102,19 +102,19 @@ def reference_frame_ms(n: int = 15) -> float:
     apart within an hour), so runs at different times can be compared."""
     from specdec_core.plots.frames import figure_png, lab_figure
 
-    times = []
-    for i in range(n + 2):
+    def figure():  # drawn untimed (the flush); only its encoding is timed
         fig = lab_figure(740, 240)
         ax = fig.add_axes((0.08, 0.2, 0.9, 0.7))
         ax.bar(range(12), np.arange(12) % 5 + 1, hatch="//")
         ax.plot(range(12), np.linspace(1, 5, 12))
-        ax.set_title(f"reference frame {i}")
+        ax.set_title("reference frame")
         ax.set_xlabel("x")
-        t = time.perf_counter()
-        figure_png(fig)
-        if i >= 2:
-            times.append(1e3 * (time.perf_counter() - t))
-    return statistics.median(times)
+        made.append(fig)
+
+    made = []
+    encode = {"frame": lambda: figure_png(made.pop())}
+    figure()  # for the untimed sweep
+    return time_calls(encode, n, flush=figure)["frame"].median
 
 
 def main():
@@ -145,7 +145,7 @@ def main():
     ref_after = reference_frame_ms()
     meta = {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": machine.finished().to_dict(),
+        "machine": machine.finished(),
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],
         "goal_p95_ms": GOAL_P95_MS,
@@ -163,10 +163,7 @@ def main():
     slow = [n for n, r in rows.items() if "error" in r or r["cpu_p95_ms"] > GOAL_P95_MS]
     print(f"CPU p95 above the {GOAL_P95_MS:.0f} ms goal (or failed): {', '.join(slow) or 'none'}")
     if not args.no_save:
-        os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
-        with open(RESULTS, "w") as f:
-            json.dump({"meta": meta, "labs": rows}, f, indent=1)
-            f.write("\n")
+        write({"meta": meta, "labs": rows}, RESULTS)
 
 
 if __name__ == "__main__":

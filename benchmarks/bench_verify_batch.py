@@ -28,14 +28,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 from specdec_core import speculative_generate, verify_batch
 from specdec_core.distributions import draw
 from specdec_core.measured import Machine
-from specdec_core.measured.store import write_json
+from specdec_core.measured.codec import write
+from specdec_core.measured.timer import Stopwatch, time_calls, time_repeats
 from specdec_core.toy import toy_draft, toy_target
 from specdec_core.verify import correction_weights
 
@@ -90,22 +90,6 @@ def verify_batch_at(rev: str):
     return module.verify_batch
 
 
-def interleaved(fns: dict, repeats: int, warmup: int = 2) -> dict:
-    """Times (ms) of each callable over ``repeats`` rounds, all of them once per round in a
-    rotating order (the floor first in the dict: ratios are taken against it round by round)."""
-    names = list(fns)
-    for _ in range(warmup):
-        for f in fns.values():
-            f()
-    times = {k: [] for k in names}
-    for r in range(repeats):
-        for k in names[r % len(names) :] + names[: r % len(names)]:
-            t0 = time.perf_counter()
-            fns[k]()
-            times[k].append((time.perf_counter() - t0) * 1e3)
-    return times
-
-
 def measure_dtype(dtype, B, gamma, V, repeats, old, rng) -> dict:
     P, Q, X = make_batch(B, gamma, V, rng, dtype)
     fns = {
@@ -115,10 +99,10 @@ def measure_dtype(dtype, B, gamma, V, repeats, old, rng) -> dict:
     }
     if old is not None:
         fns["before"] = lambda: old(P, Q, X, rng)
-    times = interleaved(fns, repeats)
+    times = time_repeats(fns, repeats)
     # check="all" allocates float64 copies of everything: timed apart (it would disturb the caches
     # of whatever runs after it), against its own interleaved floor, fewer repeats
-    apart = interleaved({"floor": fns["floor"], "all": lambda: verify_batch(P, Q, X, rng, check="all")}, 5, 1)
+    apart = time_repeats({"floor": fns["floor"], "all": lambda: verify_batch(P, Q, X, rng, check="all")}, 5)
     times["all"], floor_all = apart["all"], apart["floor"]
     floor = times["floor"]
     out = {"inputs_mb": round((P.nbytes + Q.nbytes) / 1e6, 1), "floor_ms": round(statistics.median(floor), 3)}
@@ -126,20 +110,19 @@ def measure_dtype(dtype, B, gamma, V, repeats, old, rng) -> dict:
         if k != "floor":
             ratio = statistics.median(t / f for t, f in zip(times[k], floor_all if k == "all" else floor))
             out[k] = {"median_ms": round(statistics.median(times[k]), 3), "ratio_to_floor": round(ratio, 3)}
-    t0 = time.perf_counter()
-    per_row_loop(P, Q, X, rng)
-    out["per_row_loop_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
+    once = time_repeats({"loop": lambda: per_row_loop(P, Q, X, rng)}, 1, sweep=False)["loop"][0]
+    out["per_row_loop_ms"] = round(once, 2)
     return out
 
 
 def toy_rates(B, gamma) -> dict:
     T, D = toy_target(), toy_draft()
-    t0 = time.perf_counter()
+    clock = Stopwatch()
     res = speculative_generate(T, D, (), gamma=gamma, max_new_tokens=20000, rng=np.random.default_rng(1))
-    dt = time.perf_counter() - t0
+    dt = clock.seconds()
     P, Q, X = make_batch(B, gamma, 8, np.random.default_rng(2))
     rng = np.random.default_rng(3)
-    per = statistics.median(interleaved({"v8": lambda: verify_batch(P, Q, X, rng)}, 200)["v8"])
+    per = time_calls({"v8": lambda: verify_batch(P, Q, X, rng)}, 200)["v8"].median
     return {
         "speculative_generate_rounds_per_s": round(res.rounds / dt),
         "verify_batch_V8_rounds_per_s": round(B * 1e3 / per),
@@ -183,7 +166,7 @@ def main(argv=None) -> int:
         ap.error("--repeats must be at least 3")
     B, gamma, V = 64, 4, 32000
     machine = Machine.now()
-    t0 = time.perf_counter()
+    clock = Stopwatch()
     old = verify_batch_at(args.against) if args.against else None
     rng = np.random.default_rng(0)
     results = {
@@ -204,10 +187,10 @@ def main(argv=None) -> int:
     }
     ok = report(res)
     res["goals_met"] = ok
-    res["machine"] = machine.finished(wall_minutes=round((time.perf_counter() - t0) / 60, 2)).to_dict()
-    print("\n" + Machine.from_dict(res["machine"]).how("benchmarks/bench_verify_batch.py"))
+    res["machine"] = machine.finished(wall_minutes=round(clock.seconds() / 60, 2))
+    print("\n" + res["machine"].how("benchmarks/bench_verify_batch.py"))
     if not args.no_store:
-        write_json(RESULTS, res)
+        write(res, RESULTS)
         print(f"wrote {RESULTS.relative_to(ROOT)}")
     return 0 if ok else 1
 

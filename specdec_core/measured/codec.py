@@ -63,7 +63,7 @@ class Record(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return msgspec.structs.replace(self, **changes)
 
 
-def encode(record: Record) -> bytes:
+def encode(record: Record | dict) -> bytes:
     """The JSON bytes of ``record`` (indented; lists of plain numbers on one line)."""
     text = msgspec.json.format(msgspec.json.encode(record), indent=1).decode()
     return re.sub(
@@ -122,13 +122,15 @@ def read(cls: type[R], path: str | Path) -> R:
     return decode(cls, p.read_bytes(), str(p))
 
 
-def write(record: Record, path: str | Path) -> Path:
-    """Write ``record`` to ``path`` after reading the bytes back as its type (so every range is
-    checked before the file changes); returns the path."""
-    if not isinstance(record, Record):
-        raise ValueError(f"record must be a stored Record, got {type(record).__name__}")
+def write(record: Record | dict, path: str | Path) -> Path:
+    """Write ``record`` to ``path`` and return the path. A :class:`Record` is first read back as
+    its type, so every range is checked before the file changes; a dict (a benchmark's loose
+    report, which no notebook reads) is written as it is, records inside it as their JSON."""
+    if not isinstance(record, (Record, dict)):
+        raise ValueError(f"record must be a stored Record or a dict, got {type(record).__name__}")
     data = encode(record)
-    decode(type(record), data, f"{type(record).__name__} (not written to {path})")
+    if isinstance(record, Record):
+        decode(type(record), data, f"{type(record).__name__} (not written to {path})")
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_bytes(data + b"\n")
