@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_nbval.py [notebooks/NN-*.ipynb ...]
 
-Each notebook is run in its own pytest --nbval process (wall time, time.perf_counter), then all
+Each notebook is run in its own pytest --nbval process (wall time, the one timer's Stopwatch), then all
 together in one process, as the test command does. Prints *measured* seconds.
 """
 
@@ -12,20 +12,21 @@ import glob
 import os
 import subprocess
 import sys
-import time
+
+from specdec_core.measured.timer import Stopwatch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run(paths):
-    t0 = time.perf_counter()
+    clock = Stopwatch()
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", *paths],
         cwd=ROOT,
         capture_output=True,
         text=True,
     )
-    return time.perf_counter() - t0, proc.returncode, proc.stdout.strip().splitlines()[-1:]
+    return clock.seconds(), proc.returncode, proc.stdout.strip().splitlines()[-1:]
 
 
 def main(argv):
