@@ -77,7 +77,7 @@ def test_cost_curves_and_one_step_gap(lm):
     from specdec_core.llm import predict as P
 
     c = P.verify_cost_curve(lm.model, _copy_prompt(lm), [1, 3, 8], temperature=1.0, reps=2)
-    assert sorted(c) == [1, 3, 8] and all(0 < v["min"] <= v["median"] <= v["max"] for v in c.values())
+    assert sorted(c) == [1, 3, 8] and all(0 < v.min <= v.median <= v.max for v in c.values())
     d = P.draft_cost_curve(PromptLookupDraft(lm.cfg.vocab_size), _copy_prompt(lm), [0, 2], reps=2)
     assert sorted(d) == [0, 2]
     o = P.overhead_curve(lm.cfg.vocab_size, [0, 1, 3], temperature=1.0, reps=2)

@@ -21,7 +21,6 @@ predicts.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -37,8 +36,10 @@ from ..distributions import (
     check_probability,
     check_rows,
     check_sequence,
+    check_temperature,
     check_token_ids,
 )
+from ..measured.timer import time_calls
 from ..repeats import MAX_REPEATS
 from ..sampling import MAX_GAMMA
 from .adapters import CachedTarget
@@ -46,23 +47,15 @@ from .adapters import CachedTarget
 # ---------------------------------------------------------------- micro-benchmarks
 
 
-def _interleaved(points, fn, reps):
-    """{point: [ms, …]}: ``reps`` sweeps over all points (one untimed sweep first), so a
-    burst of load elsewhere spoils one point of several sweeps, not one point entirely."""
-    ts = {x: [] for x in points}
-    for rep in range(reps + 1):
-        for x in points:
-            ms = fn(x)
-            if rep:
-                ts[x].append(ms)
-    return ts
-
-
-def summarize(ts: dict) -> dict:
-    """{point: {"median", "min", "max"}} in ms."""
-    return {
-        x: {"median": float(np.median(v)), "min": float(min(v)), "max": float(max(v))} for x, v in ts.items()
-    }
+def _timed(calls: dict, reps: int, flush=None) -> dict:
+    """{point: Spread of ms} by the one timer (:func:`specdec_core.measured.timer.time_calls`,
+    interleaved), after one untimed sweep; ``flush`` runs untimed before every call, the sweep's
+    included."""
+    for f in calls.values():
+        if flush is not None:
+            flush()
+        f()
+    return time_calls(calls, reps, flush=flush, sweep=False)
 
 
 def verify_cost_curve(model, context, Ts, *, temperature, reps=5):
@@ -75,13 +68,10 @@ def verify_cost_curve(model, context, Ts, *, temperature, reps=5):
     V = model.cfg.vocab_size
 
     def one(T):
-        tgt.cache.rollback(len(context) - 1)
         cont = [(13 * i + 7) % V for i in range(T - 1)]
-        t = time.perf_counter()
-        tgt.score(context, cont)
-        return 1e3 * (time.perf_counter() - t)
+        return lambda: tgt.score(context, cont)
 
-    return summarize(_interleaved(list(Ts), one, reps))
+    return _timed({T: one(T) for T in Ts}, reps, flush=lambda: tgt.cache.rollback(len(context) - 1))
 
 
 def rewind(draft, context):
@@ -122,18 +112,16 @@ def draft_cost_curve(draft, context, gammas, *, reps=5, seed=0, before=None):
     rng = np.random.default_rng(seed)
 
     def one(g):
+        if g == 0:
+            return (lambda: draft.available(context, 16)) if hasattr(draft, "available") else (lambda: None)
+        return lambda: draft.propose(context, g, rng)
+
+    def flush():
         rewind(draft, context)
         if before is not None:
             before()
-        t = time.perf_counter()
-        if g == 0:
-            if hasattr(draft, "available"):
-                draft.available(context, 16)
-        else:
-            draft.propose(context, g, rng)
-        return 1e3 * (time.perf_counter() - t)
 
-    return summarize(_interleaved(list(gammas), one, reps))
+    return _timed({g: one(g) for g in gammas}, reps, flush=flush)
 
 
 class _Canned:
@@ -171,16 +159,11 @@ def overhead_curve(vocab_size, gammas, *, temperature, reps=20, seed=0, before=N
     fake = _Canned(p, q)
 
     def one(g):
-        if before is not None:
-            before()
-        t = time.perf_counter()
         if g == 0:
-            autoregressive_generate(fake, (0,), max_new_tokens=1, rng=rng)
-        else:
-            speculative_round(fake, fake, (0,), gamma=g, rng=rng)
-        return 1e3 * (time.perf_counter() - t)
+            return lambda: autoregressive_generate(fake, (0,), max_new_tokens=1, rng=rng)
+        return lambda: speculative_round(fake, fake, (0,), gamma=g, rng=rng)
 
-    return summarize(_interleaved(list(gammas), one, reps))
+    return _timed({g: one(g) for g in gammas}, reps, flush=before)
 
 
 # ---------------------------------------------------------------- the cost model
@@ -213,6 +196,19 @@ class CostModel:
     verify_ms: dict
     draft_ms: dict | None = None
     overhead_ms: dict | None = None
+
+    @classmethod
+    def from_micro(cls, micro, temperature: float, draft: str | None = None) -> CostModel:
+        """The medians of the capstone's micro-benchmarks (a
+        :class:`specdec_core.measured.capstone.Micro`) at ``temperature``, with ``draft``'s
+        proposal curve (None: plain decoding, no draft)."""
+        t = float(check_temperature(temperature, "temperature"))
+        if t not in micro.verify or t not in micro.overhead:
+            raise ValueError(f"temperature = {temperature!r} was not measured (have {sorted(micro.verify)})")
+        if draft is not None and draft not in micro.draft:
+            raise ValueError(f"draft = {draft!r} was not measured (have {sorted(micro.draft)})")
+        d = micro.draft[draft].median() if draft is not None else {0: 0.0}
+        return cls(micro.verify[t].median(), d, micro.overhead[t].median())
 
     def __post_init__(self):
         for name, low in (("verify_ms", 1), ("draft_ms", 0), ("overhead_ms", 0)):

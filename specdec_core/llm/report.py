@@ -19,7 +19,7 @@ from ..measured.records import Spread
 from ..measured.studies import FeatureStudy, PassCost, RoundingStudy
 from ..repeats import PairedRatio
 from ..timing import alpha_needed
-from .predict import break_even_alpha
+from .predict import CostModel, break_even_alpha
 
 DRAFTS = {
     "lookup": "prompt lookup (adaptive γ)",
@@ -75,7 +75,7 @@ def fmt_spread(s: Spread, prefix: str = "", unit: str = "") -> str:
 
 def fmt_interval(p: PairedRatio) -> str:
     """×ratio (low–high) of a stored paired ratio, digits from the interval's width."""
-    if p.n < 2 or not math.isfinite(p.low):
+    if p.low is None or p.high is None:
         return f"×{p.ratio:.2f} (n = 1)"
     d = max(decimals_for(p.low, p.high), 1)
     return f"×{p.ratio:.{d}f} ({p.low:.{d}f}–{p.high:.{d}f})"
@@ -112,7 +112,7 @@ def summary_table(cap: Capstone) -> list[str]:
 
 def prediction_errors(cap: Capstone) -> list[tuple[Config, float]]:
     """(configuration, predicted − measured median over measured median) of decode-only tokens/s."""
-    return [(c, r.prediction_error) for c, r in _cap(cap).runs.items() if r.prediction_error is not None]
+    return [(r.config, r.prediction_error) for r in _cap(cap).runs if r.prediction_error is not None]
 
 
 def speedup_errors(cap: Capstone) -> list[tuple[Config, float]]:
@@ -120,7 +120,8 @@ def speedup_errors(cap: Capstone) -> list[tuple[Config, float]]:
     predicted plain tokens/s, against the measured median speed-up): a slowdown common to plain
     and speculative runs (load on the machine) cancels in the ratio."""
     out = []
-    for c, r in _cap(cap).runs.items():
+    for r in _cap(cap).runs:
+        c = r.config
         if c.draft == PLAIN or r.predicted_tokens_per_s is None:
             continue
         p = cap.run(c.workload, c.temperature, PLAIN)
@@ -152,8 +153,8 @@ def range_summary(cap: Capstone, big: float = 0.10) -> tuple[int, int, int]:
     (:attr:`specdec_core.measured.capstone.Prediction.low`); it leaves out the costs' noise, so
     the last count is where acceptance itself was mispredicted."""
     inside = ranged = outside_big = 0
-    for c, r in _cap(cap).runs.items():
-        pr = cap.predictions.get(c)
+    for r in _cap(cap).runs:
+        pr = cap.prediction(r.config)
         if pr is None or pr.low is None or pr.high is None:
             continue
         ranged += 1
@@ -167,7 +168,7 @@ def worst_predictions(cap: Capstone, k: int = 4) -> list[str]:
     """The ``k`` configurations whose tokens/s prediction missed most, with what was predicted."""
     lines = []
     for c, e in sorted(prediction_errors(cap), key=lambda t: -abs(t[1]))[:k]:
-        r, pr = cap.runs[c], cap.predictions[c]
+        r, pr = cap.find(c), cap.prediction(c)
         rng = "" if pr.low is None else f" (median of the repeats expected in {pr.low:.1f}–{pr.high:.1f})"
         lines.append(
             f"{c.label}: error {100 * e:+.0f}%; predicted {pr.tokens_per_s:.1f} tok/s{rng} with "
@@ -197,15 +198,15 @@ def time_breakdown_lines(cap: Capstone, temperature: float = 0.0) -> list[str]:
 
 def greedy_equality(cap: Capstone) -> tuple[int, int]:
     """(greedy speculative runs identical to plain greedy decoding, all greedy speculative runs)."""
-    eq = [x for r in _cap(cap).runs.values() for x in (r.greedy_equal or ())]
+    eq = [x for r in _cap(cap).runs for x in (r.greedy_equal or ())]
     return sum(eq), len(eq)
 
 
 def margin_lines(cap: Capstone) -> list[str]:
     return [
-        f"{w}: smallest top-2 logit gap {m.min:.2g} over {m.positions} positions; "
+        f"{m.workload}: smallest top-2 logit gap {m.min:.2g} over {m.positions} positions; "
         f"gaps below 1e-3: {m.below_1e_3}, below 1e-2: {m.below_1e_2}"
-        for w, m in _cap(cap).greedy_margins.items()
+        for m in _cap(cap).greedy_margins
     ]
 
 
@@ -219,7 +220,7 @@ def law_lines(cap: Capstone) -> list[str]:
     if L.rerun:
         lines.insert(
             0,
-            f"law test re-run alone on {L.rerun['date_utc']} (bench_llm.py --law-only), same draft and prefix",
+            f"law test re-run alone on {L.rerun.date_utc} (bench_llm.py --law-only), same draft and prefix",
         )
     for g, lab in (
         (L.correct, "correct (residual)"),
@@ -236,7 +237,7 @@ def law_history_lines(cap: Capstone) -> list[str]:
     """Earlier outcomes of the law test kept in the results (a miss is part of the record)."""
     lines = []
     for L in _cap(cap).law_history:
-        when = L.rerun["date_utc"] if L.rerun else cap.machine.date_utc + " (the full run)"
+        when = L.rerun.date_utc if L.rerun else cap.machine.date_utc + " (the full run)"
         b, c = L.broken_corrects_from_p, L.correct
         lines.append(
             f"earlier, {when}: n = {L.n} (power {L.power:.2f}), {b.dof} dof; correct p-value "
@@ -247,9 +248,9 @@ def law_history_lines(cap: Capstone) -> list[str]:
 
 def memory_lines(cap: Capstone) -> list[str]:
     return [
-        f"{k.replace('_', ' ')}: peak resident memory (VmHWM) {v.vm_hwm_mib / 1024:.2f} GiB, "
+        f"{v.name.replace('_', ' ')}: peak resident memory (VmHWM) {v.vm_hwm_mib / 1024:.2f} GiB, "
         f"{v.seconds:.{1 if v.seconds < 10 else 0}f} s"
-        for k, v in _cap(cap).memory.items()
+        for v in _cap(cap).memory
     ]
 
 
@@ -264,7 +265,7 @@ def chosen_rows(cap: Capstone) -> list[dict]:
             "run": cap.run(w, t, c.draft, c.gamma),
             "plain": cap.run(w, t, PLAIN),
         }
-        for (w, t), c in _cap(cap).chosen.items()
+        for (w, t), c in _cap(cap).chosen().items()
     ]
 
 
@@ -293,7 +294,7 @@ def best_real_q(
     cands = [
         r for r in _cap(cap).select(workload=workload, temperature=temperature) if r.config.draft in drafts
     ]
-    return max(cands, key=lambda r: cap.predictions[r.config].tokens_per_s) if cands else None
+    return max(cands, key=lambda r: cap.prediction(r.config).tokens_per_s) if cands else None
 
 
 def sign_bias(cap: Capstone) -> tuple[int, int]:
@@ -307,7 +308,9 @@ def noise_lines(cap: Capstone) -> tuple[list[str], float]:
     spread (sd of log) of the paired speed-ups across repeats. Returns (lines, that spread)."""
     v = _cap(cap).micro.verify[1.0].points[1]
     pairs = [
-        r.speedup_paired.sd_log for c, r in cap.runs.items() if c.draft != PLAIN and r.speedup_paired.n > 1
+        r.speedup_paired.sd_log
+        for r in cap.runs
+        if r.config.draft != PLAIN and r.speedup_paired.sd_log is not None
     ]
     med_sd = float(np.median(pairs)) if pairs else float("nan")
     return [
@@ -324,8 +327,11 @@ def break_even_lines(cap: Capstone, temperature: float = 1.0) -> list[str]:
     temperature = _temperature(cap, temperature)
     lines = []
     for name in DRAFTS:
-        ok = {g: a for (t, d, g), a in _cap(cap).break_even_alpha.items() if t == temperature and d == name}
-        ok = {g: a for g, a in ok.items() if a is not None}
+        ok = {
+            b.gamma: b.alpha
+            for b in _cap(cap).break_even
+            if b.temperature == temperature and b.draft == name and b.alpha is not None
+        }
         need = f"α ≥ {min(ok.values()):.2f} (γ = {min(ok, key=ok.get)})" if ok else "no α ≤ 1 pays"
         got = [r.alpha.median for r in cap.select(temperature=temperature, draft=name)]
         lines.append(
@@ -339,7 +345,7 @@ def break_even(cap: Capstone, draft: str, gamma: int, temperature: float = 1.0) 
     """The α at which a round of ``draft`` with γ proposals costs what its iid E[K] tokens
     save (:func:`specdec_core.llm.predict.break_even_alpha` on the measured medians)."""
     temperature, draft = _temperature(cap, temperature), _draft(cap, draft)
-    return break_even_alpha(_cap(cap).micro.cost_model(temperature, draft), gamma)
+    return break_even_alpha(CostModel.from_micro(_cap(cap).micro, temperature, draft), gamma)
 
 
 def break_even_by_workload(cap: Capstone, draft: str, gamma: int, temperature: float = 1.0) -> list[str]:
@@ -375,23 +381,22 @@ def goal_gap(cap: Capstone, goal: float = 1.1, temperature: float = 1.0) -> list
     temperature = _temperature(c, temperature)
     lines = []
     for w in WORKLOADS:
-        plain = c.predictions.get(Config(w, float(temperature), PLAIN, 0))
+        plain = c.prediction(Config(w, float(temperature), PLAIN, 0))
         cands = [
-            k
-            for k in c.predictions
-            if k.workload == w
-            and k.temperature == float(temperature)
-            and k.draft in GENUINE_Q
-            and k in c.runs
+            p
+            for p in c.predictions.values
+            if (p.config.workload, p.config.temperature) == (w, float(temperature))
+            and p.config.draft in GENUINE_Q
+            and c.find(p.config) is not None
         ]
         if plain is None or not cands:
             continue
-        k = max(cands, key=lambda k: c.predictions[k].tokens_per_s)
-        r = c.runs[k]
-        need = break_even_alpha(c.micro.cost_model(temperature, k.draft), k.gamma, speedup=goal)
+        best_p = max(cands, key=lambda p: p.tokens_per_s)
+        k, r = best_p.config, c.find(best_p.config)
+        need = break_even_alpha(CostModel.from_micro(c.micro, temperature, k.draft), k.gamma, speedup=goal)
         gap = "no α reaches it" if need is None else f"×{goal:g} needs α ≥ {need:.2f}"
         pr = r.speedup_paired
-        if pr.n < 2 or not (math.isfinite(pr.low) and math.isfinite(pr.high)):
+        if pr.low is None or pr.high is None:
             verdict = f"no interval (n = {pr.n}): whether it reaches ×{goal:g} is not known"
         else:
             verdict = (
@@ -401,7 +406,7 @@ def goal_gap(cap: Capstone, goal: float = 1.1, temperature: float = 1.0) -> list
             )
         lines.append(
             f"{w}: {DRAFTS.get(k.draft, k.draft)} γ = {k.gamma} (best predicted, ×"
-            f"{c.predictions[k].tokens_per_s / plain.tokens_per_s:.2f}); measured "
+            f"{best_p.tokens_per_s / plain.tokens_per_s:.2f}); measured "
             f"{fmt_interval(r.speedup_paired)}, {verdict}; α {r.alpha.median:.2f}, {gap}"
         )
     return lines
@@ -422,10 +427,11 @@ def pay_points(cap: Capstone, temperature: float = 1.0) -> list[tuple]:
     pays when its tokens exceed its cost (costs from the micro-benchmarks, notebook 05's model)."""
     temperature = _temperature(cap, temperature)
     out = []
-    for c, r in _cap(cap).runs.items():
+    for r in _cap(cap).runs:
+        c = r.config
         if c.temperature != temperature or c.draft == PLAIN:
             continue
-        cm = cap.micro.cost_model(temperature, c.draft)
+        cm = CostModel.from_micro(cap.micro, temperature, c.draft)
         out.append((c.draft, c.gamma, c.workload, cm.round_ms(c.gamma) / cm.round_ms(0), r.mean_k.median))
     return out
 
@@ -521,7 +527,7 @@ def ladder_points(cap: Capstone) -> list[tuple[str, float, float, float, float]]
     v1 = cap.micro.verify[1.0].median()[1]
     out = []
     for d in DRAFTS:
-        al = [a for (w, t, dd), a in cap.teacher_forcing_alpha.items() if dd == d and t == 1.0]
+        al = [a.alpha for a in cap.predictions.teacher_forcing_alpha if a.draft == d and a.temperature == 1.0]
         curve = cap.micro.draft.get(d)
         if not al or curve is None or 1 not in curve.median():
             continue
@@ -576,7 +582,7 @@ def lossy_lines(cap: Capstone, temperature: float = 1.0) -> list[str]:
     t = float(temperature)
     lines = []
     for w in WORKLOADS:
-        alone = cap.alone.get(Config(w, t, "int8-alone", 0))
+        alone = cap.find(Config(w, t, "int8-alone", 0))
         spec = best_real_q(cap, w, t, drafts=("quant",))
         if alone is None or spec is None:
             continue
@@ -634,7 +640,7 @@ def draft_goal_lines(cap: Capstone) -> list[str]:
     cap = _cap(cap)
     lines = []
     for w in WORKLOADS:
-        a = cap.teacher_forcing_alpha.get((w, 1.0, "quant"))
+        a = cap.teacher_alpha(w, 1.0, "quant")
         run = next(
             (r["run"] for r in chosen_rows(cap) if r["workload"] == w and r["temperature"] == 1.0), None
         )

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from ..measured.layout import LayoutChoice
+from ..measured.timer import Stopwatch
 from .layout import apply_layout, choose_layout
 from .loader import LlamaConfig, LoadInfo, load_gguf
 from .model import Llama
@@ -65,7 +65,7 @@ def load_model(
 
 @dataclass
 class RunStats:
-    """One timed generation. Times in seconds, measured with time.perf_counter.
+    """One timed generation. Times in seconds, measured with :class:`~specdec_core.measured.timer.Stopwatch`.
 
     ``wall_s`` is **decode-only**: from the first decoding call to the last token, with the
     prompt already scored into fresh target and draft caches (``prefill_s``, timed apart);
@@ -263,15 +263,15 @@ def timed_run(
                 f"{name} {type(obj).__name__} holds state from an earlier run: "
                 "build a new one (or reset it) for every timed run"
             )
-    t0 = time.perf_counter()
+    clock = Stopwatch()
     target.prefill(prompt)
     if draft is not None and hasattr(draft, "prefill"):
         draft.prefill(prompt)
-    t1 = time.perf_counter()
+    prefill_s = clock.seconds()
     target.log.clear()
     if draft is not None:
         draft.log.clear()
-    t = time.perf_counter()
+    clock.restart()
     if draft is None:
         res = autoregressive_generate(target, prompt, max_new_tokens=max_new_tokens, rng=rng)
     elif adaptive:
@@ -280,7 +280,7 @@ def timed_run(
         )
     else:
         res = speculative_generate(target, draft, prompt, gamma=gamma, max_new_tokens=max_new_tokens, rng=rng)
-    wall = time.perf_counter() - t
+    wall = clock.seconds()
     draft_s = draft.log.seconds() if draft is not None else 0.0
     return _stats(
         label or ("plain" if draft is None else type(draft).__name__),
@@ -290,7 +290,7 @@ def timed_run(
         wall,
         target.log.seconds("target"),
         draft_s,
-        t1 - t0,
+        prefill_s,
     )
 
 

@@ -23,7 +23,6 @@ _HOMES = {
     "capstone_cost_curve": "capstone",
     "measured_pass_costs": "capstone",
     "read_capstone": "capstone",
-    "write_capstone": "capstone",
     "Machine": "machine",
     "cpu_name": "machine",
     "vm_hwm_mib": "machine",

@@ -23,7 +23,7 @@ def speedup_figure(cap, key: str = "speedup_decode"):
     """Speed-up over plain decoding against γ: rows greedy / temperature 1, columns the three
     workloads, one line per draft; markers at the median, bars from min to max of the repeats."""
     fig, axes = plt.subplots(2, 3, figsize=(7.8, 4.9), sharex=True, layout="constrained")
-    top = max(getattr(r, key).max for c, r in cap.runs.items() if c.draft != "plain")
+    top = max(getattr(r, key).max for r in cap.runs if r.config.draft != "plain")
     for i, t in enumerate((0.0, 1.0)):
         for j, w in enumerate(report.WORKLOADS):
             ax = axes[i, j]
@@ -139,7 +139,8 @@ def prediction_figure(cap):
     fig, axes = plt.subplots(1, 2, figsize=(7.8, 3.4), layout="constrained")
     ax = axes[0]
     hi = 0
-    for c, r in cap.runs.items():
+    for r in cap.runs:
+        c = r.config
         if r.predicted_tokens_per_s is None:
             continue
         m = r.decode_tokens_per_s
