@@ -1,13 +1,6 @@
-"""Where the stored results live, and their one reader and writer (by the codec, :mod:`.codec`).
-
-The benchmarks write into ``specdec_core/results`` (package data: ``pip install .`` carries it,
-so an installed copy reads the same numbers); a notebook finds them from the package, never from
-the working directory. Each file holds one record: hardware.json a :class:`~.studies.HardwareRun`,
-passcost.json a :class:`~.studies.PassCost`, features.json a :class:`~.studies.FeatureStudy`,
-rounding.json a :class:`~.studies.RoundingStudy`, llm.json a :class:`~.capstone.Capstone`.
-"""
-
-from __future__ import annotations
+"""Where the stored results live (``specdec_core/results``: package data, so an installed copy reads
+the same numbers; found from the package, never from the working directory), and their one reader
+and writer, by the codec (:mod:`.codec`): each file holds one record, named in :data:`_RECORDS`."""
 
 import importlib
 import json
@@ -29,8 +22,7 @@ def results_path(name: str, results_dir: str | Path | None = None) -> Path:
     return (Path(results_dir) if results_dir is not None else RESULTS_DIR) / name
 
 
-#: {file name: (module, record type)}; the module is imported when its file is read or written
-_RECORDS = {
+_RECORDS = {  # {file name: (module, record type)}: the module is imported on first use
     "hardware.json": ("studies", "HardwareRun"),
     "passcost.json": ("studies", "PassCost"),
     "features.json": ("studies", "FeatureStudy"),
@@ -64,6 +56,4 @@ def write_stored(record: codec.Record, results_dir: str | Path | None = None) ->
 def write_json(path: str | Path, obj: dict) -> None:
     """A benchmark's own working file (never a stored result): indented JSON, numpy scalars as numbers."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(
-        json.dumps(obj, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
-    )
+    Path(path).write_text(json.dumps(obj, indent=1, default=lambda o: getattr(o, "item", o.__str__)()))

@@ -1,9 +1,5 @@
-"""The smaller results files as typed records: ``hardware.json`` (:class:`HardwareRun`),
-``passcost.json`` (:class:`PassCost`), ``features.json`` (:class:`FeatureStudy`) and
-``rounding.json`` (:class:`RoundingStudy`). The field types are what each file may hold, ranges
-included; the file is the record's own JSON (:mod:`.codec`), and each record names the
-benchmark that wrote it in its machine line (:meth:`how`).
-:func:`specdec_core.measured.read_stored` is the one reader of each file."""
+"""The records of ``hardware.json``, ``passcost.json``, ``features.json`` and ``rounding.json`` (:mod:`.codec`:
+field types, ranges included, are what a file may hold); :meth:`how` names the benchmark that wrote one."""
 
 from __future__ import annotations
 
@@ -16,45 +12,23 @@ from .layout import LayoutChoice
 from .machine import Machine
 from .records import CostCurve
 
-__all__ = [
-    "Bandwidth",
-    "FeatureChoice",
-    "FeatureCost",
-    "FeatureData",
-    "FeatureSelection",
-    "FeatureStudy",
-    "Generation",
-    "HardwareRun",
-    "MatmulCurve",
-    "PassCost",
-    "PassGoals",
-    "PassPrediction",
-    "PassThreads",
-    "RoundingStudy",
-    "RoundingSummary",
-    "TeacherForcing",
-]
+__all__ = """
+Bandwidth FeatureChoice FeatureCost FeatureData FeatureSelection FeatureStudy Generation HardwareRun
+MatmulCurve OwnSamples PassCost PassGoals PassPrediction PassThreads RoundingStudy RoundingSummary
+TeacherForcing VariantScore
+""".split()
 
-#: a matrix shape "rows x columns", e.g. "576x1536"
-Shape = Annotated[str, msgspec.Meta(pattern=r"^\d+x\d+$")]
-#: a UTC time of day, "06:33:24"
-Clock = Annotated[str, msgspec.Meta(pattern=r"^\d\d:\d\d:\d\d$")]
-#: a prediction's relative error, predicted ÷ measured − 1: signed, ≥ −1
-Error = Annotated[float, msgspec.Meta(ge=-1, le=1e15)]
-#: a shortlist head "full" or "top<k>"
-Head = Annotated[str, msgspec.Meta(pattern=r"^(full|top\d+)$")]
+Shape = Annotated[str, msgspec.Meta(pattern=r"^\d+x\d+$")]  # a matrix shape, "576x1536"
+Clock = Annotated[str, msgspec.Meta(pattern=r"^\d\d:\d\d:\d\d$")]  # a UTC time of day, "06:33:24"
+Error = Annotated[float, msgspec.Meta(ge=-1, le=1e15)]  # predicted ÷ measured − 1: signed, ≥ −1
+Head = Annotated[str, msgspec.Meta(pattern=r"^(full|top\d+)$")]  # a shortlist head, "full", "top4096"
 
 
 class _Study(Record):
-    """The machine line of a results file: ``machine.how(script)``."""
-
-    script: ClassVar[str] = "benchmarks/"
+    """The machine line of a results file: ``machine.how(script)`` (``script``: set by each file's record)."""
 
     def how(self) -> str:
         return self.machine.how(self.script)
-
-
-# ---------------------------------------------------------------- hardware.json
 
 
 class Bandwidth(Record):
@@ -102,9 +76,6 @@ class HardwareRun(_Study):
     script: ClassVar[str] = "benchmarks/bench_hardware.py"
 
 
-# ---------------------------------------------------------------- passcost.json
-
-
 class PassPrediction(Record):
     """The pass cost predicted before it was timed: memory, compute, roofline (max) and serial (sum), ms."""
 
@@ -115,8 +86,7 @@ class PassPrediction(Record):
 
 
 class PassThreads(Record):
-    """One BLAS thread count: the weight-read floor and bandwidth, the product rate per T, the
-    prediction per T, then the measured weight products per layout and the whole pass."""
+    """One BLAS thread count: read floor, bandwidth, rate and prediction per T, then the products and pass."""
 
     floor_ms: Ms
     bandwidth_GBps: Ms
@@ -129,7 +99,9 @@ class PassThreads(Record):
 
 
 class PassGoals(Record):
-    """Cost ratios of the stored run (1 BLAS thread) and the predictions' errors {kind: {T: error}}."""
+    """Cost ratios of the stored run (1 BLAS thread; ``forward_1_over_floor``: the whole pass at T = 1
+    over the read floor; ``draft_step_over_target_step``: an int8 copy's step over a float32 step) and
+    the predictions' errors {kind: {T: error}}."""
 
     products_8_over_1: NonNegative | None = None
     forward_8_over_1: NonNegative | None = None
@@ -137,17 +109,14 @@ class PassGoals(Record):
     forward_4_over_1: NonNegative | None = None
     one_row_over_floor: NonNegative | None = None
     prefill128_new_over_old: NonNegative | None = None
-    #: the whole pass at T = 1 (cache, attention, head included) over the weight-read floor
     forward_1_over_floor: NonNegative | None = None
-    #: one step of the int8 quantized-copy draft over one float32 target step, timed interleaved
     draft_step_over_target_step: NonNegative | None = None
     prediction_error: dict[Literal["roofline", "serial"], dict[Positive, Error]] = {}
     lines: tuple[str, ...] = ()
 
 
 class PassCost(_Study):
-    """``passcost.json``: the capstone's cost of scoring T positions, predicted then measured,
-    per BLAS thread count (``threads`` {1: …, 2: …}); ``method`` says what was timed."""
+    """``passcost.json``: the cost of scoring T positions, predicted then measured, per BLAS threads."""
 
     machine: Machine
     quick: bool
@@ -168,9 +137,6 @@ class PassCost(_Study):
         if threads not in self.threads:
             raise ValueError(f"threads must be one of {sorted(self.threads)}, got {threads!r}")
         return self.threads[threads]
-
-
-# ---------------------------------------------------------------- features.json
 
 
 class FeatureCost(Record):
@@ -213,8 +179,7 @@ class OwnSamples(Record):
 
 
 class FeatureData(Record):
-    """What the feature map was fitted on and evaluated on: positions per set, the sequences and
-    prompts, the workloads' texts and lengths, the seeds, and the seconds each part took."""
+    """What the feature map was fitted and evaluated on: positions, texts, seeds, seconds per part."""
 
     fit_positions: dict[str, Count]
     eval_positions: dict[str, Count]
@@ -249,10 +214,8 @@ class FeatureSelection(Record):
 
 
 class FeatureStudy(_Study):
-    """``features.json``: the feature draft's design study. ``alpha`` {variant: {evaluation set:
-    {head: {temperature: α by depth}}}} (heads "full", "top2048", …), ``alpha_n`` {variant: {set:
-    positions by depth}}, ``shortlist_mass`` {set: {head: p's mass inside}}; ``data`` and
-    ``selection`` describe the fit texts and the variants compared."""
+    """``features.json``: the feature draft's study. ``alpha`` {variant: {set: {head: {T: α by depth}}}},
+    ``alpha_n`` {variant: {set: positions by depth}}, ``shortlist_mass`` {set: {head: p's mass inside}}."""
 
     machine: Machine
     quick: bool
@@ -274,12 +237,9 @@ class FeatureStudy(_Study):
                 raise ValueError(f"alpha_n: variant {v!r} must count the sets of alpha ({sorted(sets)})")
 
 
-# ---------------------------------------------------------------- rounding.json
-
-
 class Generation(Record):
     """One prompt's greedy generation, speculative against plain: identical, or where it diverged
-    and the top-2 logit gap there, computed one position at a time and in blocks."""
+    (and the top-2 logit gap there, one position at a time and in blocks)."""
 
     prompt: str
     tokens: Count
@@ -324,8 +284,7 @@ class RoundingSummary(Record):
 
 
 class RoundingStudy(_Study):
-    """``rounding.json``: speculative against plain greedy generation, and the logits of one
-    position per call against blocks of ``block`` positions (same BLAS ``threads``)."""
+    """``rounding.json``: speculative against plain greedy tokens; one position per call against blocks."""
 
     machine: Machine
     quick: bool
