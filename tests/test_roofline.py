@@ -3,6 +3,7 @@ units, the hardware presets and the measured-hardware reader; serving.py: the se
 
 from fractions import Fraction as F
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -278,28 +279,21 @@ def test_presets_have_sources_and_kinds():
 
 def test_hardware_from_benchmark():
     from specdec_core.measured import HardwareRun, Machine
+    from specdec_core.measured.studies import Bandwidth, MatmulCurve
 
-    res = HardwareRun.from_json(
-        {
-            "machine": Machine.now().to_dict() | {"cpu": "X", "date_utc": "today"},
-            "bandwidth": {"threads2": {"copy_GBps": 20.0, "copy_GBps_median": 19.0, "copy_arrays_counted": 2,
-                                       "triad_GBps": 18.0, "triad_GBps_median": 17.0, "triad_arrays_counted": 5,
-                                       "triad_GBps_stream_convention": 11.0, "array_MiB": 8, "reps": 2}},
-            "matmul": {"threads2": {
-                s: {"gflops": {"1": g1, "64": g64}, "ms_min_median": {"1": [1.0, 1.0], "64": [2.0, 2.0]},
-                    "weight_MB": 1.0, "inner": 1, "reps": 2}
-                for s, g1, g64 in (("a", 5.0, 40.0), ("b", 10.0, 90.0))
-            }},
-            "settings": {"M": [1, 64], "shapes": ["a", "b"]},
-            "seconds": 1.0,
-        }
-    )  # fmt: skip
+    bw = Bandwidth(20.0, 19.0, 2, 18.0, 17.0, 5, 11.0, 8, 2)
+    curve = {
+        s: MatmulCurve({1: (1.0, 1.0), 64: (2.0, 2.0)}, {1: g1, 64: g64}, 1.0, 1, 2)
+        for s, g1, g64 in (("1x2", 5.0, 40.0), ("3x4", 10.0, 90.0))
+    }
+    machine = Machine.now().replace(cpu="X", date_utc="2026-01-01 00:00 UTC")
+    res = HardwareRun(machine, False, {2: bw}, {2: curve}, (1, 64), ("1x2", "3x4"), 1.0)
     h = hardware_from_benchmark(res, threads=2)
     assert h.kind == "measured" and h.bandwidth == 20e9 and h.peak == 90e9 and "X" in h.source
     with pytest.raises(ValueError, match="threads=1"):
         hardware_from_benchmark(res, threads=1)
     with pytest.raises(ValueError, match="HardwareRun"):
-        hardware_from_benchmark(res.to_json(), threads=2)
+        hardware_from_benchmark(msgspec.structs.asdict(res), threads=2)
 
 
 @pytest.mark.parametrize(

@@ -126,9 +126,9 @@ class PassCost(_Study):
     context: Count
     threads: dict[Positive, PassThreads]
     seconds: NonNegative
-    goals: PassGoals | None = None
+    goals: PassGoals | None  # None: a run that did not compute them
     #: the weight layout chosen by timing the candidates before the run (None: runs before issue 32)
-    layout: LayoutChoice | None = None
+    layout: LayoutChoice | None
     schema: Schema = 3
     script: ClassVar[str] = "benchmarks/bench_passcost.py"
 
