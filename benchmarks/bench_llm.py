@@ -29,7 +29,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import replace
 
 from threadpoolctl import threadpool_limits
@@ -41,10 +40,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import llm_stages as S  # noqa: E402
 
 from specdec_core.llm import load_model, report  # noqa: E402
-from specdec_core.measured import Machine, read_capstone, vm_hwm_mib, write_capstone  # noqa: E402
-from specdec_core.measured.capstone import Config, MemoryProbe, law_strip  # noqa: E402
-from specdec_core.measured.records import to_json  # noqa: E402
-from specdec_core.measured.store import write_json  # noqa: E402
+from specdec_core.measured import Machine, codec, read_capstone, vm_hwm_mib  # noqa: E402
+from specdec_core.measured.capstone import Load, MemoryProbe, Rerun  # noqa: E402
+from specdec_core.measured.timer import Stopwatch  # noqa: E402
 
 PROBE = r"""
 import sys, time, numpy as np
@@ -82,29 +80,24 @@ def memory_probe() -> dict[str, MemoryProbe]:
 
 
 def _partial(path: str, **records) -> None:
-    """What the stages so far returned, for the log of an interrupted run. A dict keyed by
-    :class:`Config` (the predictions) is written as llm.json writes it: one object per key,
-    the configuration's fields beside the record's."""
-
-    def plain(v):
-        if isinstance(v, dict) and v and all(isinstance(k, Config) for k in v):
-            return [{**to_json(k), **to_json(x)} for k, x in v.items()]
-        return to_json(v)
-
-    write_json(path + ".partial", {k: plain(v) for k, v in records.items()})
+    """What the stages so far returned, for the log of an interrupted run: {stage: record} (the
+    predictions as the tuple of their records, each carrying its configuration)."""
+    codec.write(
+        {k: tuple(v.values()) if isinstance(v, dict) else v for k, v in records.items()}, path + ".partial"
+    )
 
 
 def run(s: S.Settings, out_path: str, lm=None) -> None:
     """Every stage in order; the record written after the last. ``lm``: a loaded model (tests
     pass the tiny one); by default the capstone's."""
-    t0 = time.perf_counter()
+    clock = Stopwatch()
     machine = Machine.now(threads=s.threads)
     S.log("machine:", machine.how())
     memory = {} if s.quick else memory_probe()
     with threadpool_limits(s.threads):
-        t = time.perf_counter()
+        loading = Stopwatch()
         lm = load_model(layout="auto") if lm is None else lm  # the weight layout timed here, at load
-        load = {"seconds": time.perf_counter() - t, "from_cache": lm.info.from_cache}
+        load = Load(loading.seconds(), bool(lm.info.from_cache))
         if lm.layout is not None:
             S.log("weight layout (ms on a sample of the model's matrices):\n" + "\n".join(lm.layout.table()))
         S.trajectory(lm, S.workload_prompt(lm.codec, "copy"), 4, 0.0, 0)  # page in the mapped weights
@@ -116,12 +109,12 @@ def run(s: S.Settings, out_path: str, lm=None) -> None:
         quant = S.quantized_study(lm, bench.drafts.qmodel, pred, s)
         swept = S.timed_sweep(lm, bench.drafts, s, pred.predictions)
         law = S.law_test(lm, cal.maps, s)
-    machine = machine.finished((time.perf_counter() - t0) / 60)
+    machine = machine.finished(clock.seconds() / 60)
     cap = S.assemble(
         machine, s, bench, pred, swept, law, memory=memory, load=load, vm_hwm=vm_hwm_mib(), layout=lm.layout,
         quantized=quant,
     )  # fmt: skip
-    write_capstone(cap, out_path)
+    codec.write(cap, out_path)
     for line in report.draft_goal_lines(cap):
         S.log(line)
     if os.path.exists(out_path + ".partial"):
@@ -139,10 +132,9 @@ def law_only(s: S.Settings, path: str) -> None:
         seqs = S.calibration_sequences(lm, s.calibration_prompts, s.calibration_tokens)
         maps, *_ = S.exit_study(lm, seqs, s)
         law = S.law_test(lm, maps, s)
-    rerun = {"date_utc": Machine.now().date_utc, "why": "law test re-run alone (bench_llm.py --law-only)"}
-    law = replace(law, rerun=rerun)
-    write_capstone(cap.with_law(law), path)
-    S.log("law:", law_strip(law))
+    law = law.replace(rerun=Rerun(Machine.now().date_utc, "law test re-run alone (bench_llm.py --law-only)"))
+    codec.write(cap.with_law(law), path)
+    S.log("law:", law.replace(top=None))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,11 +17,10 @@ loaded model and what earlier stages returned, and returns a record:
 from __future__ import annotations
 
 import datetime
-import json
 import os
-import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import numpy as np
 
@@ -57,22 +56,30 @@ from specdec_core.llm.workloads import (
 from specdec_core.measured import Capstone, Config, CostCurve, Machine, Run, Spread
 from specdec_core.measured.capstone import (
     ALONE,
+    BreakEven,
     Calibration,
     Chosen,
     CopyGap,
     CopyLawTest,
     ExitLayer,
+    FeatureFit,
+    Gof,
     LawTest,
+    Load,
     Margins,
     MemoryProbe,
     Micro,
     Parting,
     Prediction,
+    Predictions,
     QuantizedStudy,
+    RoundMs,
     Sweep,
+    TeacherAlpha,
+    TopToken,
 )
 from specdec_core.measured.layout import LayoutChoice
-from specdec_core.measured.records import from_json
+from specdec_core.measured.timer import Stopwatch
 from specdec_core.repeats import paired_ratio
 
 DRAFT_NAMES = ("lookup", "ngram", "exit", "feature", "quant")
@@ -83,11 +90,6 @@ TEMPERATURES = (0.0, 1.0)
 
 def log(*a) -> None:
     print(*a, flush=True)
-
-
-def _plain(obj):
-    """JSON's form of numpy scalars (for records built through their JSON form)."""
-    return json.loads(json.dumps(obj, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
 
 
 # ---------------------------------------------------------------- settings
@@ -196,7 +198,7 @@ class Calibrated:
     ngram_alpha: dict[float, float]
     fmap: object
     shortlist: np.ndarray
-    feature: dict
+    feature: FeatureFit
     seconds: float = 0.0
 
     @property
@@ -292,7 +294,7 @@ def feature_fit(lm, seqs, s: Settings):
     """The feature draft (EAGLE-style), settings fixed in advance by ``feature_study.py``: inputs
     h_t, h_{t-1}, e(x_{t+1}) + 1024 random features, ridge 1e-2, a 4k shortlist, fitted on the
     package's docstrings and the calibration continuations only. Returns (map, shortlist, summary)."""
-    t0 = time.perf_counter()
+    clock = Stopwatch()
     m = lm.model
     fit_names, _, eval_names = _split(s.calibration_prompts)
     doc_fit, _ = split_by_module(docstring_sequences(lm.codec))
@@ -302,7 +304,7 @@ def feature_fit(lm, seqs, s: Settings):
     fmap = fit_feature_map(F.h, F.e, F.h_next, h_prev=F.h_prev, ridge=1e-2, inputs="h,hprev,e", n_random=1024)
     shortlist = shortlist_from_counts(fit_seqs, 4096)
     del F
-    by_t = []
+    by_t = {}
     for temp in (1.0, 0.0):
         per = [
             alpha_along(
@@ -316,25 +318,20 @@ def feature_fit(lm, seqs, s: Settings):
             ).mean(axis=0)
             for n in eval_names
         ]
-        by_t.append({"temperature": temp, "alpha": np.mean(per, axis=0).tolist()})
-    summary = {
-        "fit_positions": int(fmap.n),
-        "fit_texts": f"{len(doc_fit)} docstring sequences of specdec_core + calibration prompts {list(fit_names)}",
-        "inputs": fmap.inputs,
-        "ridge": fmap.ridge,
-        "n_random": fmap.n_random,
-        "shortlist": int(len(shortlist)),
-        "alpha_by_depth_heldout": by_t,
-        "seconds": time.perf_counter() - t0,
-    }
-    return fmap, shortlist, _plain(summary)
+        by_t[temp] = tuple(float(x) for x in np.mean(per, axis=0))
+    summary = FeatureFit(
+        int(fmap.n),
+        f"{len(doc_fit)} docstring sequences of specdec_core + calibration prompts {list(fit_names)}",
+        str(fmap.inputs), float(fmap.ridge), int(fmap.n_random), int(len(shortlist)), by_t, clock.seconds(),
+    )  # fmt: skip
+    return fmap, shortlist, summary
 
 
 def calibrate(lm, s: Settings) -> Calibrated:
     """Stage 2, on the calibration prompts only (never the evaluated workloads)."""
     if not isinstance(s, Settings):
         raise ValueError(f"s must be a Settings, got {type(s).__name__}")
-    t0 = time.perf_counter()
+    clock = Stopwatch()
     seqs = calibration_sequences(lm, s.calibration_prompts, s.calibration_tokens)
     maps, rows, n_fit, shrink = exit_study(lm, seqs, s)
     ng = ngram_alpha(lm, seqs, s.ngram_prompts, s.discounts)
@@ -343,7 +340,7 @@ def calibrate(lm, s: Settings) -> Calibrated:
     log("feature draft:", feature)
     return Calibrated(
         seqs, _split(s.calibration_prompts), maps, rows, shrink, n_fit, ng, fmap, shortlist, feature,
-        time.perf_counter() - t0,
+        clock.seconds(),
     )  # fmt: skip
 
 
@@ -382,17 +379,16 @@ class DraftKit:
 @dataclass
 class Benched:
     """Stage 2b's record: the calibration completed by the exit layer's choice, the cost
-    curves, break-even α {(temperature, draft, γ): α or None} and the drafts of the timed runs."""
+    curves, break-even α per (temperature, draft, γ) and the drafts of the timed runs."""
 
     calibration: Calibration
     micro: Micro
-    break_even_alpha: dict[tuple[float, str, int], float | None]
+    break_even: tuple[BreakEven, ...]
     drafts: DraftKit
 
 
-def _curve(d: dict, source: str, reps: int, threads: int, context: int | None) -> CostCurve:
-    pts = {int(x): Spread(float(v["median"]), float(v["min"]), float(v["max"]), reps) for x, v in d.items()}
-    return CostCurve(pts, source, reps, threads, context)
+def _curve(d: dict[int, Spread], source: str, reps: int, threads: int, context: int | None) -> CostCurve:
+    return CostCurve({int(x): v for x, v in d.items()}, source, reps, threads, context)
 
 
 def _cost_curves(lm, ctx, s: Settings, before) -> tuple[dict, dict]:
@@ -433,7 +429,7 @@ def _choose_exit(lm, cal: Calibrated, ctx, verify1: CostCurve, s: Settings, befo
             [1],
             reps=s.micro_reps,
             before=before,
-        )[1]["median"]
+        )[1].median
         for k in s.exit_layers
     }
     v1 = verify1.median()
@@ -463,7 +459,7 @@ def micro_benchmarks(lm, cal: Calibrated, s: Settings) -> Benched:
     proposing γ tokens from the state a round finds it in, and break-even α from them."""
     if not isinstance(cal, Calibrated):
         raise ValueError(f"cal must be the Calibrated record of calibrate(), got {type(cal).__name__}")
-    t0 = time.perf_counter()
+    clock = Stopwatch()
     ctx = cal.context(s.context_prompt)
     after_verify = P.target_pass(lm.model, ctx)  # each draft call and sampler round timed as a round finds it
     verify, overhead = _cost_curves(lm, ctx, s, after_verify)
@@ -484,15 +480,13 @@ def micro_benchmarks(lm, cal: Calibrated, s: Settings) -> Benched:
         "and sampler round timed right after an untimed target step, as a round finds it"
     )
     micro = Micro(len(ctx), s.micro_reps, how, verify, draft_cost, overhead)
-    even = {
-        (t, name, g): P.break_even_alpha(micro.cost_model(t, name), g)
+    even = tuple(
+        BreakEven(t, name, g, P.break_even_alpha(P.CostModel.from_micro(micro, t, name), g))
         for t in TEMPERATURES
         for name in DRAFT_NAMES
         for g in s.gammas[name]
-    }
-    calibration = replace(
-        _calibration_record(cal, layers, k, s), seconds=cal.seconds + time.perf_counter() - t0
     )
+    calibration = _calibration_record(cal, layers, k, s).replace(seconds=cal.seconds + clock.seconds())
     log("exit layer:", k, "verify ms T = 1:", {T: round(v, 1) for T, v in verify[1.0].median().items()})
     return Benched(calibration, micro, even, drafts)
 
@@ -507,9 +501,9 @@ class Predicted:
 
     predictions: dict[Config, Prediction]
     chosen: dict[tuple[str, float], Chosen]
-    teacher_forcing_alpha: dict[tuple[str, float, str], float]
+    teacher_forcing_alpha: list[TeacherAlpha]
     greedy_margins: dict[str, Margins]
-    info: dict = field(default_factory=dict)
+    record: Predictions | None = None  # the stored form, made when stage 3 ends
     copy_alpha: dict[str, np.ndarray] = field(default_factory=dict)  # per position, the int8 copy
 
 
@@ -567,30 +561,30 @@ def _traces(lm, name, g, drafts, prompt, trajs, temp, alphas) -> list[list]:
     return out
 
 
-def _prediction(costs, by_traj: list[list], s: Settings) -> Prediction:
+def _prediction(config: Config, costs, by_traj: list[list], s: Settings) -> Prediction:
     """The prediction from all trajectories' traces, with the range of the repeats' median
     where there are several trajectories (temperature 1)."""
     pr = P.predict_decode(costs, [t for g in by_traj for t in g])
-    if len(by_traj) > 1:
-        pr["low"], pr["high"] = P.median_range(costs, by_traj, s.reps)
-    return from_json(Prediction, pr)
+    low, high = P.median_range(costs, by_traj, s.reps) if len(by_traj) > 1 else (None, None)
+    return Prediction(config, **pr, low=low, high=high)
 
 
 def _predict_one(lm, micro: Micro, drafts: DraftKit, w: str, temp: float, s: Settings, out: Predicted):
     prompt, n = workload_prompt(lm.codec, w), s.max_new[w]
-    pr = P.predict_decode(micro.cost_model(temp), P.plain_trace(n))
-    out.predictions[Config(w, temp, "plain", 0)] = from_json(Prediction, pr)
+    plain = Config(w, temp, "plain", 0)
+    out.predictions[plain] = _prediction(plain, P.CostModel.from_micro(micro, temp), [[P.plain_trace(n)]], s)
     trajs = [trajectory(lm, prompt, n, temp, 900 + i) for i in range(1 if temp == 0 else s.trajectories_t1)]
     if temp == 0:
         out.greedy_margins[w] = greedy_margins(lm, w, prompt, trajs[0])
     alphas = {}
     for name, g, _ in s.configs():
         tr = _traces(lm, name, g, drafts, prompt, trajs, temp, alphas)
-        out.predictions[Config(w, temp, name, g)] = _prediction(micro.cost_model(temp, name), tr, s)
+        c = Config(w, temp, name, g)
+        out.predictions[c] = _prediction(c, P.CostModel.from_micro(micro, temp, name), tr, s)
     for name in DRAFT_NAMES:
         if (name, 0) in alphas:
             per = [np.atleast_2d(alphas[(name, i)][0].T)[0] for i in range(len(trajs))]
-            out.teacher_forcing_alpha[(w, temp, name)] = float(np.mean(np.concatenate(per)))
+            out.teacher_forcing_alpha.append(TeacherAlpha(w, temp, name, float(np.mean(np.concatenate(per)))))
             if name == "quant" and temp == 1.0:
                 out.copy_alpha[w] = np.concatenate(per)
 
@@ -617,8 +611,8 @@ def predict(lm, micro: Micro, drafts: DraftKit, s: Settings) -> Predicted:
         raise ValueError(f"micro must be the Micro record of micro_benchmarks(), got {type(micro).__name__}")
     if not isinstance(drafts, DraftKit):
         raise ValueError(f"drafts must be a DraftKit, got {type(drafts).__name__}")
-    t0 = time.perf_counter()
-    out = Predicted({}, {}, {}, {})
+    clock = Stopwatch()
+    out = Predicted({}, {}, [], {})
     for w in WORKLOADS:
         for t in TEMPERATURES:
             _predict_one(lm, micro, drafts, w, t, s, out)
@@ -626,12 +620,13 @@ def predict(lm, micro: Micro, drafts: DraftKit, s: Settings) -> Predicted:
                 f"predicted {w} T={t:g}: plain {out.predictions[Config(w, t, 'plain', 0)].tokens_per_s:.1f} tok/s"
             )
     out.chosen.update(choose_configs(out.predictions, s.configs(), WORKLOADS))
-    out.info.update(
-        made_utc=datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S UTC"),
-        chosen_rule="per workload and temperature, the configuration with the best predicted speed-up, "
+    out.record = Predictions(
+        tuple(out.predictions.values()), tuple(out.chosen.values()), tuple(out.teacher_forcing_alpha),
+        datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S UTC"),
+        "per workload and temperature, the configuration with the best predicted speed-up, "
         "fixed before any timed run",
-        seconds=time.perf_counter() - t0,
-    )
+        clock.seconds(),
+    )  # fmt: skip
     return out
 
 
@@ -646,41 +641,33 @@ class Swept:
     runs: dict[Config, Run]
 
 
-def _spread(xs) -> dict:
-    return {"median": float(np.median(xs)), "min": float(min(xs)), "max": float(max(xs)), "n": len(xs)}
+def _spread(xs) -> Spread:
+    return Spread(float(np.median(xs)), float(min(xs)), float(max(xs)), len(xs))
 
 
-def _paired(rs, ps) -> dict:
-    """Geometric mean of the paired decode-only speed-ups and its 95% t-interval (repeats.py)."""
-    r = paired_ratio([x["tokens_per_s"] for x in rs], [p["tokens_per_s"] for p in ps])
-    return {"ratio": r.ratio, "low": r.low, "high": r.high, "n": r.n, "sd_log": r.sd_log, "level": r.level}
-
-
-def _summary_row(c: Config, rs: list, ps: list, pred: Prediction | None) -> dict:
-    row = {
-        "workload": c.workload, "temperature": c.temperature, "draft": c.draft, "gamma": c.gamma,
-        "decode_tokens_per_s": _spread([r["tokens_per_s"] for r in rs]),
-        "e2e_tokens_per_s": _spread([r["e2e_tokens_per_s"] for r in rs]),
-        "speedup_decode": _spread([r["tokens_per_s"] / p["tokens_per_s"] for r, p in zip(rs, ps)]),
-        "speedup_e2e": _spread([r["e2e_tokens_per_s"] / p["e2e_tokens_per_s"] for r, p in zip(rs, ps)]),
-        "speedup_paired": _paired(rs, ps),
-        "prefill_ms": _spread([1e3 * r["prefill_s"] for r in rs]),
-        "alpha": _spread([r["alpha"] if r["alpha"] == r["alpha"] else 0.0 for r in rs]),
-        "mean_k": _spread([r["mean_k"] for r in rs]),
-        "n_tokens": rs[0]["n_tokens"],
-        "per_round_ms": {
-            k: float(np.median([1e3 * r[f] / r["rounds"] for r in rs]))
-            for k, f in (("draft", "draft_s"), ("verify", "target_s"), ("overhead", "overhead_s"))
-        },
-        "k_hist": rs[0]["k_hist"],
-        "accept_by_pos": rs[0]["accept_by_pos"],
-    }  # fmt: skip
-    if c.temperature == 0 and c.draft != "plain":
-        row["greedy_equal"] = [r["tokens"] == p["tokens"] for r, p in zip(rs, ps)]
-    if pred is not None:
-        row["predicted_tokens_per_s"] = pred.tokens_per_s
-        row["prediction_error"] = pred.tokens_per_s / row["decode_tokens_per_s"]["median"] - 1
-    return _plain(row)
+def _summary(c: Config, rs: list, ps: list, pred: Prediction | None) -> Run:
+    """One configuration's repeats ``rs`` against the plain runs ``ps`` of the same repeats."""
+    decode = _spread([r["tokens_per_s"] for r in rs])
+    per_round = {
+        f: float(np.median([1e3 * r[f] / r["rounds"] for r in rs]))
+        for f in ("draft_s", "target_s", "overhead_s")
+    }
+    return Run(
+        c, decode, _spread([r["e2e_tokens_per_s"] for r in rs]),
+        _spread([r["tokens_per_s"] / p["tokens_per_s"] for r, p in zip(rs, ps)]),
+        _spread([r["e2e_tokens_per_s"] / p["e2e_tokens_per_s"] for r, p in zip(rs, ps)]),
+        paired_ratio([x["tokens_per_s"] for x in rs], [p["tokens_per_s"] for p in ps]),
+        _spread([1e3 * r["prefill_s"] for r in rs]),
+        _spread([r["alpha"] if r["alpha"] == r["alpha"] else 0.0 for r in rs]),
+        _spread([r["mean_k"] for r in rs]),
+        int(rs[0]["n_tokens"]),
+        RoundMs(per_round["draft_s"], per_round["target_s"], per_round["overhead_s"]),
+        tuple(int(x) for x in rs[0]["k_hist"]),
+        tuple(tuple(int(x) for x in pos) for pos in rs[0]["accept_by_pos"]),
+        tuple(r["tokens"] == p["tokens"] for r, p in zip(rs, ps)) if c.temperature == 0 and c.draft != "plain" else None,
+        None if pred is None else pred.tokens_per_s,
+        None if pred is None else pred.tokens_per_s / decode.median - 1,
+    )  # fmt: skip
 
 
 def summarize_runs(runs: list[dict], preds: dict[Config, Prediction]) -> dict[Config, Run]:
@@ -694,14 +681,14 @@ def summarize_runs(runs: list[dict], preds: dict[Config, Prediction]) -> dict[Co
     out = {}
     for c, rs in groups.items():
         ps = [plain[(c.workload, c.temperature, r["rep"])] for r in rs]
-        out[c] = Run.from_json(_summary_row(c, rs, ps, preds.get(c)))
+        out[c] = _summary(c, rs, ps, preds.get(c))
     return out
 
 
 def timed_sweep(lm, drafts: DraftKit, s: Settings, preds: dict[Config, Prediction]) -> Swept:
     """Stage 4: a fresh target and draft for every run, plain and speculative interleaved in an
     order shuffled per block, ``s.reps`` repetitions; ``preds`` (stage 3's) only labels the runs."""
-    t0, loads = time.perf_counter(), []
+    clock, loads = Stopwatch(), []
 
     def on_run(d):
         if d["draft"] == "plain":
@@ -718,7 +705,7 @@ def timed_sweep(lm, drafts: DraftKit, s: Settings, preds: dict[Config, Predictio
         alone={LOSSY: lambda temp: CachedTarget(drafts.qmodel, temp)},
     )  # fmt: skip
     info = Sweep(
-        time.perf_counter() - t0, tuple(loads), s.reps, dict(s.max_new), tuple(tuple(c) for c in s.configs()),
+        clock.seconds(), tuple(loads), s.reps, dict(s.max_new), tuple(tuple(c) for c in s.configs()),
         "100 + rep",
         "plain and every configuration once per block (repetition, workload, temperature), "
         "in an order shuffled per block (numpy default_rng([100, rep]))",
@@ -744,7 +731,7 @@ def law_test(lm, maps: dict, s: Settings) -> LawTest:
     """Stage 5: the first token of a γ = 1 round after a fixed prefix, correct and broken
     variants, the sample size from a power calculation (power 0.99: at 0.9 one run in ten misses
     the bug, one did, 2026-12-03: law_history)."""
-    t0 = time.perf_counter()
+    clock = Stopwatch()
     prefix = tuple(lm.codec.chat("Name a colour."))
     tgt = CachedTarget(lm.model, 1.0)
     p = tgt(prefix)
@@ -753,22 +740,19 @@ def law_test(lm, maps: dict, s: Settings) -> LawTest:
     n, pw = lawtest.sample_size(p, b, target_power=0.99)
     n = n if s.law_max_n is None else min(n, s.law_max_n)
     memo = lawtest.MemoTarget(tgt)
-    res = {
-        "prefix": lm.codec.decode(prefix), "draft": f"trained exit k={k}", "alpha": a, "n": n, "power": pw,
-        "tv_broken": float(0.5 * np.abs(b - p).sum()), "threshold": 1e-3,
-    }  # fmt: skip
-    for variant, rule in (("correct", "residual"), ("broken_corrects_from_p", "target")):
-        counts, acc = lawtest.first_token_samples(memo, q, prefix, n, correction=rule, seed=2026)
-        law = lawtest.law_dict(p, n)
-        g = chi_square_gof(lawtest.relabel(counts, law), law, threshold=1e-3)
-        res[variant] = {
-            "chi2": g.statistic, "dof": g.dof, "cells": g.cells, "p_value": g.p_value,
-            "rejected": g.rejected, "accepted": acc, "summary": str(g),
-        }  # fmt: skip
-    top = np.argsort(p)[::-1][:5]
-    res["top"] = [[lm.codec.decode([int(x)]), float(p[x]), float(q[x]), float(b[x])] for x in top]
-    res["seconds"] = time.perf_counter() - t0
-    return from_json(LawTest, _plain(res))
+    law = lawtest.law_dict(p, n)
+    gofs = [
+        _gof(*lawtest.first_token_samples(memo, q, prefix, n, correction=rule, seed=2026), law)
+        for rule in ("residual", "target")
+    ]
+    top = tuple(
+        TopToken(lm.codec.decode([int(x)]), float(p[x]), float(q[x]), float(b[x]))
+        for x in np.argsort(p)[::-1][:5]
+    )
+    return LawTest(
+        lm.codec.decode(prefix), f"trained exit k={k}", float(a), int(n), float(pw),
+        float(0.5 * np.abs(b - p).sum()), 1e-3, *gofs, clock.seconds(), top,
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------- the whole record
@@ -783,28 +767,26 @@ def assemble(
     law: LawTest | None = None,
     *,
     memory: dict[str, MemoryProbe] | None = None,
-    load: dict | None = None,
+    load: Load | None = None,
     vm_hwm: float | None = None,
     layout: LayoutChoice | None = None,
     quantized: QuantizedStudy | None = None,
 ) -> Capstone:
-    """The stages' records as the one :class:`Capstone` that ``write_capstone`` stores."""
+    """The stages' records as the one :class:`Capstone` that ``bench_llm.py`` stores."""
+    runs = tuple(swept.runs.values()) if swept else ()
     return Capstone(
         machine=machine,
         quick=s.quick,
-        memory=dict(memory or {}),
-        load=dict(load or {}),
+        memory=tuple((memory or {}).values()),
+        load=load,
         calibration=bench.calibration,
         micro=bench.micro,
-        break_even_alpha=dict(bench.break_even_alpha),
-        predictions=dict(pred.predictions),
-        chosen=dict(pred.chosen),
-        teacher_forcing_alpha=dict(pred.teacher_forcing_alpha),
-        predictions_info=dict(pred.info),
-        greedy_margins=dict(pred.greedy_margins),
+        break_even=bench.break_even,
+        predictions=cast(Predictions, pred.record),
+        greedy_margins=tuple(pred.greedy_margins.values()),
         sweep=swept.sweep if swept else None,
-        runs={c: r for c, r in swept.runs.items() if c.draft not in ALONE} if swept else {},
-        alone={c: r for c, r in swept.runs.items() if c.draft in ALONE} if swept else {},
+        runs=tuple(r for r in runs if r.config.draft not in ALONE),
+        alone=tuple(r for r in runs if r.config.draft in ALONE),
         law=law,
         process_vm_hwm_mib=vm_hwm,
         layout=layout,
@@ -855,18 +837,18 @@ PARTING_TOKENS = {True: 48, False: 200}
 COPY_LAW_GRID = (1000, 2000, 4000, 8000, 16000, 32000, 64000)
 
 
-def _gof(counts, law, acc) -> dict:
+def _gof(counts, acc, law) -> Gof:
+    """The chi-square goodness of fit of ``counts`` against ``law`` (``acc`` proposals accepted)."""
     g = chi_square_gof(lawtest.relabel(counts, law), law, threshold=1e-3)
-    return {
-        "chi2": g.statistic, "dof": g.dof, "cells": g.cells, "p_value": g.p_value,
-        "rejected": g.rejected, "accepted": acc, "summary": str(g),
-    }  # fmt: skip
+    return Gof(
+        float(g.statistic), int(g.dof), int(g.cells), float(g.p_value), bool(g.rejected), int(acc), str(g)
+    )
 
 
 def copy_law_test(lm, qmodel, s: Settings) -> CopyLawTest:
     """The int8 copy as the draft keeps p's law; the copy alone does not: the first token of a
     γ = 1 round (the prefix of stage 5), n for power 0.99 to reject q's law (capped in a quick run)."""
-    t0 = time.perf_counter()
+    clock = Stopwatch()
     prefix = tuple(lm.codec.chat("Name a colour."))
     memo = lawtest.MemoTarget(CachedTarget(lm.model, 1.0))
     p, q = memo(prefix), QuantizedDraft(qmodel, 1.0)(prefix)
@@ -877,12 +859,10 @@ def copy_law_test(lm, qmodel, s: Settings) -> CopyLawTest:
     law = lawtest.law_dict(p, n)
     counts, acc = lawtest.first_token_samples(memo, q, prefix, n, seed=2035)
     alone = Counter(int(x) for x in lawtest.sample_row(q, n, np.random.default_rng(2036)))
-    res = {
-        "prefix": lm.codec.decode(prefix), "alpha": float(np.minimum(p, q).sum()),
-        "tv_copy": float(0.5 * np.abs(p - q).sum()), "n": n, "power": pw, "threshold": 1e-3,
-        "speculative": _gof(counts, law, acc), "copy_alone": _gof(alone, law, 0),
-        "seconds": time.perf_counter() - t0,
-    }  # fmt: skip
-    log(f"copy law test: n {n} (power {pw:.2f}), speculative {res['speculative']['summary']}; "
-        f"copy alone {res['copy_alone']['summary']}")  # fmt: skip
-    return from_json(CopyLawTest, _plain(res))
+    res = CopyLawTest(
+        lm.codec.decode(prefix), float(np.minimum(p, q).sum()), float(0.5 * np.abs(p - q).sum()), int(n),
+        float(pw), 1e-3, _gof(counts, acc, law), _gof(alone, 0, law), clock.seconds(),
+    )  # fmt: skip
+    log(f"copy law test: n {n} (power {pw:.2f}), speculative {res.speculative.summary}; "
+        f"copy alone {res.copy_alone.summary}")  # fmt: skip
+    return res

@@ -125,15 +125,15 @@ def test_report_reads_the_stored_results():
         assert fig.axes
         plt.close(fig)
     # every configuration was repeated, and predicted before it ran
-    assert all(r.decode_tokens_per_s.n == cap.sweep.reps for r in cap.runs.values())
-    assert all(r.prediction_error is not None for r in cap.runs.values())
-    assert set(cap.predictions) == set(cap.runs)
+    assert all(r.decode_tokens_per_s.n == cap.sweep.reps for r in cap.runs)
+    assert all(r.prediction_error is not None for r in cap.runs)
+    assert {p.config for p in cap.predictions.values} == {r.config for r in cap.runs}
     law = cap.law
     assert law.power >= 0.9 and law.alpha >= 0.3
     assert law.broken_corrects_from_p.rejected and not law.correct.rejected
-    assert all(v.vm_hwm_mib < 1024 for v in cap.memory.values())
+    assert all(v.vm_hwm_mib < 1024 for v in cap.memory)
     # the library's break-even α and ceiling agree with what the benchmark stored
-    assert report.break_even(cap, "feature", 1) == cap.break_even_alpha[(1.0, "feature", 1)]
+    assert report.break_even(cap, "feature", 1) == cap.break_even_alpha(1.0, "feature", 1)
     assert 1 < report.ceiling(cap, 7) < 8
 
 
@@ -263,22 +263,19 @@ def test_predict_decode_combines_traces_of_different_lengths(specs):
 def test_range_summary_of_the_stored_results():
     """Every stored temperature-1 speculative prediction has a range; the counts are consistent
     and a prediction moved far from the measurement leaves its range."""
-    import dataclasses
-
     from specdec_core.llm import report
     from specdec_core.measured import read_capstone
 
     cap = read_capstone()
     inside, ranged, big = report.range_summary(cap)
-    t1 = [c for c in cap.runs if c.temperature == 1.0 and c.draft != "plain"]
+    t1 = [r.config for r in cap.runs if r.config.temperature == 1.0 and r.config.draft != "plain"]
     assert ranged == len(t1) and 0 <= big <= ranged - inside and inside <= ranged
     c = t1[0]
-    m = cap.runs[c].decode_tokens_per_s.median
-    far = dataclasses.replace(cap.predictions[c], low=2 * m, high=3 * m)
-    moved = dataclasses.replace(cap, predictions={**cap.predictions, c: far})
-    assert report.range_summary(moved)[0] == inside - int(
-        cap.predictions[c].low <= m <= cap.predictions[c].high
-    )
+    m = cap.find(c).decode_tokens_per_s.median
+    pr = cap.prediction(c)
+    values = tuple(p.replace(low=2 * m, high=3 * m) if p.config == c else p for p in cap.predictions.values)
+    moved = cap.replace(predictions=cap.predictions.replace(values=values))
+    assert report.range_summary(moved)[0] == inside - int(pr.low <= m <= pr.high)
 
 
 def test_goal_gap_reads_the_best_predicted_genuine_q_configuration():
@@ -294,15 +291,15 @@ def test_goal_gap_reads_the_best_predicted_genuine_q_configuration():
     assert [ln.split(":")[0] for ln in lines] == list(report.WORKLOADS)
     for w, line in zip(report.WORKLOADS, lines):
         cands = [
-            k
-            for k in cap.predictions
-            if k.workload == w and k.temperature == 1.0 and k.draft in report.GENUINE_Q
+            p
+            for p in cap.predictions.values
+            if p.config.workload == w and p.config.temperature == 1.0 and p.config.draft in report.GENUINE_Q
         ]
-        best = max(cands, key=lambda k: cap.predictions[k].tokens_per_s)
+        best = max(cands, key=lambda p: p.tokens_per_s).config
         assert f"{report.DRAFTS[best.draft]} γ = {best.gamma} " in line
-        need = P.break_even_alpha(cap.micro.cost_model(1.0, best.draft), best.gamma, speedup=1.1)
+        need = P.break_even_alpha(P.CostModel.from_micro(cap.micro, 1.0, best.draft), best.gamma, speedup=1.1)
         assert f"×1.1 needs α ≥ {need:.2f}" in line
-        pr = cap.runs[best].speedup_paired
+        pr = cap.find(best).speedup_paired
         want = (
             "above ×1.1" if pr.low > 1.1 else ("below ×1.1" if pr.high < 1.1 else "×1.1 inside its interval")
         )

@@ -1,6 +1,6 @@
 """The capstone's stages (benchmarks/llm_stages.py, driven by bench_llm.py) on the tiny random
 GGUF fixture: each stage returns its record, the records assemble into the Capstone that
-write_capstone/read_capstone round-trip, and the prediction stage cannot see the timed runs."""
+codec.write/read_capstone round-trip, and the prediction stage cannot see the timed runs."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import llm_stages as S  # noqa: E402
 
-from specdec_core.measured import Capstone, Config, Machine, Run, read_capstone, write_capstone  # noqa: E402
+from specdec_core.measured import Capstone, Config, Machine, Run, codec, read_capstone  # noqa: E402
 from specdec_core.measured.capstone import ALONE, Calibration, LawTest, Micro, Prediction  # noqa: E402
 
 TINY = replace(
@@ -64,7 +64,9 @@ def test_each_stage_returns_its_record(stages):
     assert isinstance(bench.calibration, Calibration) and isinstance(bench.micro, Micro)
     assert bench.calibration.exit_k == 1 and bench.calibration.exit[1].step_ms > 0
     assert set(bench.micro.verify) == {0.0, 1.0} and set(bench.micro.draft) == set(S.DRAFT_NAMES)
-    assert set(bench.break_even_alpha) == {(t, n, g) for t in (0.0, 1.0) for n, g, _ in TINY.configs()}
+    assert {(b.temperature, b.draft, b.gamma) for b in bench.break_even} == {
+        (t, n, g) for t in (0.0, 1.0) for n, g, _ in TINY.configs()
+    }
     n_configs = 3 * 2 * (1 + len(TINY.configs()))  # workloads × temperatures × (plain + speculative)
     assert len(pred.predictions) == n_configs
     assert all(isinstance(k, Config) and isinstance(v, Prediction) for k, v in pred.predictions.items())
@@ -90,11 +92,13 @@ def test_the_stages_round_trip_through_the_one_writer_and_reader(stages, tmp_pat
     cal, bench, pred, swept, law = stages
     cap = S.assemble(Machine.now(threads=1).finished(0.1), TINY, bench, pred, swept, law, vm_hwm=1.0)
     assert isinstance(cap, Capstone)
-    write_capstone(cap, tmp_path / "a.json")
+    codec.write(cap, tmp_path / "a.json")
     back = read_capstone(tmp_path / "a.json")
-    write_capstone(back, tmp_path / "b.json")
+    codec.write(back, tmp_path / "b.json")
     assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
-    assert back.runs.keys() == cap.runs.keys() and back.micro.verify[1.0] == cap.micro.verify[1.0]
+    assert back == cap  # every record, float and key exactly as built
+    assert [r.config for r in back.runs] == [r.config for r in cap.runs]
+    assert back.run("copy", 1.0, "lookup", 3).speedup_paired.low is None  # one repeat: no interval
     r = back.run("copy", 0.0, "lookup", 3)
     assert isinstance(r.decode_tokens_per_s.median, float) and r.greedy_equal is not None
     assert back.calibration.exit[1] == cap.calibration.exit[1]
@@ -112,12 +116,12 @@ def test_the_command_runs_every_stage_and_writes_the_record(stages, lm, tmp_path
     _, bench, pred, _, _ = stages
     bench_llm._partial(str(tmp_path / "x"), micro=bench.micro, predictions=pred.predictions)
     partial = json.loads((tmp_path / "x.partial").read_text())
-    assert {"workload", "temperature", "draft", "gamma"} <= set(partial["predictions"][0])
+    assert {"workload", "temperature", "draft", "gamma"} == set(partial["predictions"][0]["config"])
     assert len(partial["predictions"]) == len(pred.predictions)
     out = tmp_path / "llm.json"
     bench_llm.run(replace(TINY, quick=True), str(out), lm=lm)
     back = read_capstone(out)
-    assert back.quick and len(back.predictions) == len(back.runs) == len(pred.predictions)
+    assert back.quick and len(back.predictions.values) == len(back.runs) == len(pred.predictions)
     assert not (tmp_path / "llm.json.partial").exists()
     qs = back.quantized  # issue 35: the int8 copy's study, and its runs alone kept apart
     assert {g.workload for g in qs.gaps} == {p.workload for p in qs.partings} == {"copy", "code", "story"}
@@ -125,7 +129,7 @@ def test_the_command_runs_every_stage_and_writes_the_record(stages, lm, tmp_path
         0 < qs.row_error_median <= qs.row_error_p99 < 0.05 and 3 < qs.float32_bytes / qs.int8_bytes <= 4
     )  # + a scale per row
     assert all(0 <= g.tv_mean <= g.tv_max <= 1 for g in qs.gaps) and qs.law.n > 0
-    assert set(back.alone) == {
+    assert {r.config for r in back.alone} == {
         Config(w, t, "int8-alone", 0) for w in ("copy", "code", "story") for t in (0.0, 1.0)
     }
     from specdec_core.llm import report  # the notebook's lines from this record, none raising

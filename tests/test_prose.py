@@ -292,7 +292,7 @@ def test_09_draft_cost_and_law_test_claims_agree_with_the_stored_results():
     assert "decoding *alone* was faster than speculation with it" in text
     for w in report.WORKLOADS:
         alone, spec = (
-            cap.alone[Config(w, 1.0, "int8-alone", 0)],
+            cap.find(Config(w, 1.0, "int8-alone", 0)),
             report.best_real_q(cap, w, drafts=("quant",)),
         )
         assert alone.speedup_paired.ratio > spec.speedup_paired.ratio, w
