@@ -7,12 +7,14 @@ these are the pass's reproducers, kept apart.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
 
 from specdec_core.llm import layout as LY
+from specdec_core.measured import codec
 from specdec_core.measured.layout import LayoutChoice
 
 INFO = {"floor_ms": 1.0, "sample_bytes": 1, "reps": 1}
@@ -82,10 +84,10 @@ def test_H5_5_C5_3_unknown_storages_are_refused_before_any_allocation(storage):
 
 
 def test_H5_5_C5_3_a_results_file_storage_is_refused_when_read():
-    good = _ch("rows", {1: "gemv"}).to_json()
+    good = json.loads(codec.encode(_ch("rows", {1: "gemv"})))
     for bad in ("cols100000", "cols0", "banana"):
-        with pytest.raises(ValueError, match="storage"):
-            LayoutChoice.from_json({**good, "storage": bad})
+        with pytest.raises(ValueError, match="passcost.json: storage: Invalid enum value"):
+            codec.decode(LayoutChoice, json.dumps({**good, "storage": bad}), "passcost.json")
 
 
 def test_H5_6_choose_layout_on_laid_out_weights_makes_no_dense_copy(monkeypatch):
@@ -113,12 +115,12 @@ def test_H5_6_choose_layout_on_laid_out_weights_makes_no_dense_copy(monkeypatch)
     ids=["no timings", "no plan", "no floor_ms", "plan []", "plan key 1.5"],
 )
 def test_C5_4_layout_records_name_the_field(change):
-    d = _ch("rows", {1: "gemv"}).to_json()
+    d = json.loads(codec.encode(_ch("rows", {1: "gemv"})))
     change(d)
-    with pytest.raises(ValueError):
-        LayoutChoice.from_json(d)
-    with pytest.raises(ValueError):
-        LayoutChoice.from_json([])
+    with pytest.raises(ValueError, match=r"layout: (plan|timings|floor_ms|the top level)"):
+        codec.decode(LayoutChoice, json.dumps(d), "layout")
+    with pytest.raises(ValueError, match="layout: the top level: Expected `object`"):
+        codec.decode(LayoutChoice, "[]", "layout")
 
 
 @pytest.mark.parametrize(
