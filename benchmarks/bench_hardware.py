@@ -1,10 +1,11 @@
 """This machine on a roofline (notebook 06): memory bandwidth and float32 matmul throughput.
 
     .venv/bin/python benchmarks/bench_hardware.py          # ≈ 20–50 s on 2 cores (longer under load)
-    .venv/bin/python benchmarks/bench_hardware.py --quick  # a smoke run (a few seconds)
+    .venv/bin/python benchmarks/bench_hardware.py --quick --results-dir /tmp  # a smoke run (seconds)
 
-Writes specdec_core/results/hardware.json. Everything in it is *measured* here with
-time.perf_counter (best and median over repetitions, as stated), with the machine, the BLAS
+Writes specdec_core/results/hardware.json (or ``--results-dir``). Everything in it is *measured*
+here with the one timer (:func:`~specdec_core.measured.timer.time_calls`: an untimed warm-up,
+then repeats; best and median, as stated), with the machine, the BLAS
 threads (threadpoolctl), the load average before and after, and the date.
 
 * **Bandwidth** (STREAM-like): ``np.copyto`` and a triad ``a = b + s·c`` on float64 arrays of
@@ -21,11 +22,9 @@ threads (threadpoolctl), the load average before and after, and the date.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import threading
-import time
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -33,37 +32,32 @@ from threadpoolctl import threadpool_limits
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from specdec_core.measured import HardwareRun, Machine  # noqa: E402
-from specdec_core.measured.store import write_json  # noqa: E402
-
-OUT = os.path.join(ROOT, "specdec_core", "results", "hardware.json")
+from specdec_core.measured import HardwareRun, Machine, Stopwatch, time_calls, write_stored  # noqa: E402
+from specdec_core.measured.studies import Bandwidth, MatmulCurve  # noqa: E402
 
 M_VALUES = list(range(1, 17)) + [20, 24, 32, 48, 64]
 SHAPES = {"576x1536": (576, 1536), "576x49152": (576, 49152)}
 INNER = {"576x1536": 10, "576x49152": 1}  # products per timing
 
 
-def machine() -> dict:
-    """The machine record (BLAS threads: 1 and 2, set per part)."""
-    return Machine.now().to_dict()
-
-
-def _run_threads(fn, n):
-    """fn(i) for i in range(n) on n threads (n = 1: directly); wall time in seconds."""
+def _on_threads(fn, n):
+    """A call running fn(i) for i in range(n) on n threads (n = 1: directly)."""
     if n == 1:
-        t = time.perf_counter()
-        fn(0)
-        return time.perf_counter() - t
-    ths = [threading.Thread(target=fn, args=(i,)) for i in range(n)]
-    t = time.perf_counter()
-    for th in ths:
-        th.start()
-    for th in ths:
-        th.join()
-    return time.perf_counter() - t
+        return lambda: fn(0)
+
+    def run():
+        ths = [threading.Thread(target=fn, args=(i,)) for i in range(n)]
+        for th in ths:
+            th.start()
+        for th in ths:
+            th.join()
+
+    return run
 
 
-def bandwidth(mib, reps, threads):
+def bandwidth(mib, reps, threads) -> Bandwidth:
+    """Copy, then triad: ``reps`` timings each after one untimed warm-up (the one timer, one call
+    at a time), best and median GB/s."""
     n = mib * 2**20 // 8
     a, b, c = (np.full(n, v, dtype=np.float64) for v in (1.0, 2.0, 0.5))
     parts = [slice(i * n // threads, (i + 1) * n // threads) for i in range(threads)]
@@ -76,88 +70,81 @@ def bandwidth(mib, reps, threads):
         np.multiply(c[s], 3.0, out=a[s])
         np.add(a[s], b[s], out=a[s])
 
-    out = {}
-    for name, fn, arrays_stream, arrays_true in (("copy", copy, 2, 2), ("triad", triad, 3, 5)):
-        ts = [_run_threads(fn, threads) for _ in range(reps + 1)][1:]  # first: warm-up
-        best, med = min(ts), float(np.median(ts))
-        out[f"{name}_GBps"] = arrays_true * n * 8 / best / 1e9
-        out[f"{name}_GBps_median"] = arrays_true * n * 8 / med / 1e9
-        out[f"{name}_arrays_counted"] = arrays_true
-        if arrays_true != arrays_stream:
-            out[f"{name}_GBps_stream_convention"] = arrays_stream * n * 8 / best / 1e9
-    out["array_MiB"] = mib
-    out["reps"] = reps
-    return out
+    copy_s = time_calls({"copy": _on_threads(copy, threads)}, reps, scale=1)["copy"]
+    triad_s = time_calls({"triad": _on_threads(triad, threads)}, reps, scale=1)["triad"]
+    GB = n * 8 / 1e9  # one array
+    return Bandwidth(
+        copy_GBps=2 * GB / copy_s.min,
+        copy_GBps_median=2 * GB / copy_s.median,
+        copy_arrays_counted=2,
+        triad_GBps=5 * GB / triad_s.min,
+        triad_GBps_median=5 * GB / triad_s.median,
+        triad_arrays_counted=5,
+        triad_GBps_stream_convention=3 * GB / triad_s.min,
+        array_MiB=mib,
+        reps=reps,
+    )
 
 
-def matmul_curve(shape, Ms, reps, rng, inner):
+def matmul_curve(shape, Ms, reps, rng, inner) -> MatmulCurve:
     """Per M: ``inner`` products back to back per timing (so a timing lasts milliseconds),
-    ``reps`` timings after one warm-up sweep; all M are swept in each repetition, so a burst of
-    load elsewhere spoils one point of several curves rather than a whole curve."""
+    ``reps`` timings after one untimed sweep; all M are swept in each repetition (the one timer,
+    interleaved), so a burst of load elsewhere spoils one point of several curves rather than a
+    whole curve."""
     k, n = shape
     w = rng.standard_normal((k, n)).astype(np.float32)
     xs = {M: rng.standard_normal((M, k)).astype(np.float32) for M in Ms}
-    ts = {M: [] for M in Ms}
-    for rep in range(reps + 1):
-        for M in Ms:
-            t = time.perf_counter()
+
+    def products(x):
+        def run():
             for _ in range(inner):
-                _ = xs[M] @ w
-            dt = (time.perf_counter() - t) / inner
-            if rep:
-                ts[M].append(dt)
-    ms = {M: (1e3 * min(v), 1e3 * float(np.median(v))) for M, v in ts.items()}
-    gflops = {M: 2 * M * k * n / (ms[M][0] / 1e3) / 1e9 for M in Ms}
-    return {
-        "ms_min_median": {str(M): list(v) for M, v in ms.items()},
-        "gflops": {str(M): g for M, g in gflops.items()},
-        "weight_MB": k * n * 4 / 1e6,
-        "inner": inner,
-        "reps": reps,
-    }
+                _ = x @ w
+
+        return run
+
+    spreads = time_calls({M: products(xs[M]) for M in Ms}, reps, scale=1e3 / inner)  # ms per product
+    return MatmulCurve(
+        ms_min_median={M: (s.min, s.median) for M, s in spreads.items()},
+        gflops={M: 2 * M * k * n / (s.min / 1e3) / 1e9 for M, s in spreads.items()},
+        weight_MB=k * n * 4 / 1e6,
+        inner=inner,
+        reps=reps,
+    )
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--mib", type=int, default=256, help="MiB per bandwidth array (default 256)")
-    ap.add_argument("--out", default=OUT)
+    ap.add_argument(
+        "--results-dir", default=None, help="where to write hardware.json (default: the stored results)"
+    )
     args = ap.parse_args(argv)
     quick = args.quick
-    mib = 64 if quick else args.mib
-    t0 = time.perf_counter()
-    res = {
-        "machine": machine(),
-        "quick": quick,
-        "bandwidth": {},
-        "matmul": {},
-        "settings": {"M": M_VALUES, "shapes": list(SHAPES)},
-    }
+    mib, reps = (64, 2) if quick else (args.mib, 5)
+    clock, machine = Stopwatch(), Machine.now()  # BLAS threads: 1 and 2, set per part
+    bw = {}
     for threads in (1, 2):
-        res["bandwidth"][f"threads{threads}"] = bandwidth(mib, 2 if quick else 5, threads)
-        print(
-            f"bandwidth, {threads} thread(s): "
-            f"copy {res['bandwidth'][f'threads{threads}']['copy_GBps']:.1f} GB/s",
-            flush=True,
-        )
+        bw[threads] = bandwidth(mib, reps, threads)
+        print(f"bandwidth, {threads} thread(s): copy {bw[threads].copy_GBps:.1f} GB/s", flush=True)
     rng = np.random.default_rng(0)
     Ms = [1, 2, 4, 8, 16, 64] if quick else M_VALUES
+    mm = {}
     for threads in (2, 1):
         with threadpool_limits(threads):
-            res["matmul"][f"threads{threads}"] = {
-                name: matmul_curve(shape, Ms, 2 if quick else 5, rng, INNER[name])
-                for name, shape in SHAPES.items()
+            mm[threads] = {
+                name: matmul_curve(shape, Ms, reps, rng, INNER[name]) for name, shape in SHAPES.items()
             }
-        head = res["matmul"][f"threads{threads}"]["576x49152"]["gflops"]
+        head = mm[threads]["576x49152"].gflops
         print(
-            f"matmul 576x49152, {threads} thread(s): M=1 {head['1']:.1f}, M=64 {head['64']:.1f} GFLOP/s",
+            f"matmul 576x49152, {threads} thread(s): M=1 {head[1]:.1f}, M=64 {head[64]:.1f} GFLOP/s",
             flush=True,
         )
-    res["seconds"] = time.perf_counter() - t0
-    res["machine"] = Machine.from_dict(res["machine"]).finished(res["seconds"] / 60).to_dict()
-    rec = HardwareRun.from_json(json.loads(json.dumps(res)))  # typed: what read_stored reads back
-    write_json(args.out, rec.to_json())
-    print(f"wrote {args.out} in {rec.seconds:.1f} s", flush=True)
+    seconds = clock.seconds()
+    machine = machine.finished(seconds / 60)
+    rec = HardwareRun(machine, quick, bw, mm, tuple(M_VALUES), tuple(SHAPES), seconds)
+    path = write_stored(rec, args.results_dir)
+    print(f"wrote {path} in {rec.seconds:.1f} s", flush=True)
 
 
 if __name__ == "__main__":
