@@ -13,7 +13,6 @@ pass's still-open NC4, NC5–NC11, NA6–NA9, NK2). The weight-layout findings a
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 import signal
 import warnings
@@ -179,13 +178,11 @@ def test_W5_1_the_finding_reproducer():
 
 def test_W5_2_goal_gap_without_an_interval_says_so(cap):
     """One repeat per configuration (a quick run): no interval, so no verdict 'inside its interval'."""
-    one = {
-        k: dataclasses.replace(
-            r, speedup_paired=RP.PairedRatio(r.speedup_paired.ratio, math.nan, math.nan, 1, math.nan, 0.95)
-        )
-        for k, r in cap.runs.items()
-    }
-    lines = RE.goal_gap(dataclasses.replace(cap, runs=one), goal=1.1)
+    one = tuple(
+        r.replace(speedup_paired=RP.PairedRatio(r.speedup_paired.ratio, None, None, 1, None, 0.95))
+        for r in cap.runs
+    )
+    lines = RE.goal_gap(cap.replace(runs=one), goal=1.1)
     assert lines and all("inside its interval" not in ln and "no interval (n = 1)" in ln for ln in lines)
 
 
@@ -193,14 +190,14 @@ def test_W5_2_goal_gap_without_an_interval_says_so(cap):
     "call,fragment",
     [
         (
-            lambda c: P.break_even_alpha(c.micro.cost_model(1.0, "exit"), 6),
+            lambda c: P.break_even_alpha(P.CostModel.from_micro(c.micro, 1.0, "exit"), 6),
             "draft_ms is measured for gamma from 0 to 2",
         ),
         (
-            lambda c: c.micro.cost_model(1.0, "lookup").round_ms(30),
+            lambda c: P.CostModel.from_micro(c.micro, 1.0, "lookup").round_ms(30),
             "verify_ms is measured for T from 1 to 16",
         ),
-        (lambda c: P.break_even_alpha(c.micro.cost_model(1.0, "feature"), 5), "draft_ms"),
+        (lambda c: P.break_even_alpha(P.CostModel.from_micro(c.micro, 1.0, "feature"), 5), "draft_ms"),
         (lambda c: P.predict_decode(_cost(5, 4), P.RoundTrace((50,), (3,))), "verify_ms"),
     ],
     ids=["break_even exit γ=6", "round_ms(30)", "break_even feature γ=5", "predict_decode γ=50"],

@@ -85,26 +85,44 @@ def test_study_records_are_typed_and_round_trip(tmp_path):
 
 
 def test_capstone_is_typed_and_round_trips(tmp_path):
-    from specdec_core.measured import Config, read_capstone, write_capstone
+    from specdec_core.measured import Config, read_capstone
 
     cap = read_capstone()
-    assert all(isinstance(c.temperature, float) and isinstance(c.gamma, int) for c in cap.runs)
+    assert all(isinstance(r.config.temperature, float) and isinstance(r.config.gamma, int) for r in cap.runs)
     assert set(cap.micro.verify) == {0.0, 1.0} and all(isinstance(t, float) for t in cap.micro.verify)
     assert cap.run("copy", 0, "lookup", 7).config == Config("copy", 0.0, "lookup", 7)
     with pytest.raises(ValueError, match="no run"):
         cap.run("copy", 0.5, "lookup", 7)
-    write_capstone(cap, tmp_path / "llm.json")
+    codec.write(cap, tmp_path / "llm.json")
     assert read_capstone(tmp_path / "llm.json") == cap
     with pytest.raises(ValueError, match="gamma is 0 exactly"):
         Config("copy", 0.0, "plain", 3)
+    # the lookups: every key a record carries, absent keys named or None
+    assert cap.break_even_alpha(1.0, "feature", 1) == next(
+        b.alpha for b in cap.break_even if (b.temperature, b.draft, b.gamma) == (1.0, "feature", 1)
+    )
+    with pytest.raises(ValueError, match="no break-even"):
+        cap.break_even_alpha(1.0, "feature", 9)
+    assert cap.prediction(Config("copy", 1.0, "lookup", 7)).config == Config("copy", 1.0, "lookup", 7)
+    assert cap.prediction(Config("copy", 0.5, "lookup", 7)) is None
+    assert cap.teacher_alpha("copy", 0.0, "x") is None
+    assert set(cap.chosen()) == {(w, t) for w in ("copy", "code", "story") for t in (0.0, 1.0)}
+    assert cap.find(Config("copy", 1.0, "int8-alone", 0)) in cap.alone
 
 
-def test_old_format_is_refused_with_the_converter_named(tmp_path):
+def test_old_format_is_refused_naming_file_and_field(tmp_path):
     from specdec_core.measured import read_capstone
 
-    (tmp_path / "llm.json").write_text(json.dumps({"micro": {"verify_ms": {"T0": {"1": {"median": 1.0}}}}}))
-    with pytest.raises(ValueError, match="convert_results"):
+    old = json.loads(results_path_of("llm.json").read_text()) | {"schema": 2}
+    (tmp_path / "llm.json").write_text(json.dumps(old))
+    with pytest.raises(ValueError, match=r"llm\.json: schema: Invalid enum value 2"):
         read_capstone(tmp_path / "llm.json")
+
+
+def results_path_of(name):
+    from specdec_core.measured import results_path
+
+    return results_path(name)
 
 
 def test_measured_pass_costs_never_raises(tmp_path):
@@ -136,32 +154,28 @@ def test_cost_curve_refuses_bad_points():
     assert codec.decode(CostCurve, codec.encode(c), "c") == c and c.median() == {1: 2.0, 2: 4.0} and c.fastest()[1] == 1.0
 
 
-def test_the_benchmark_writer_round_trips_through_the_reader(tmp_path):
-    """The one-off migration: the last old-form record, converted by ``convert_results.llm``,
-    reads back equal to the record it was migrated into (commit 10900bf; later full runs store
-    records that bench_llm's stages build directly, checked by tests/test_llm_stages.py)."""
+def test_the_migration_reproduces_the_stored_capstone(tmp_path):
+    """The one-off re-store (issue 36): the schema-2 llm.json of the commit before it, migrated by
+    ``tools/convert_results.py``, is the stored record, byte for byte."""
     import subprocess
     import sys
     from pathlib import Path
+
+    from specdec_core.measured import results_path
 
     root = Path(__file__).resolve().parent.parent
     sys.path.insert(0, str(root / "tools"))
     import convert_results
 
-    from specdec_core.measured import read_capstone
-    from specdec_core.measured.store import write_json
-
     old = subprocess.run(
-        ["git", "show", "508358e:specdec_core/results/llm.json"], cwd=root, capture_output=True, text=True
+        ["git", "show", "2b8beca:specdec_core/results/llm.json"], cwd=root, capture_output=True, text=True
     )
-    migrated = subprocess.run(
-        ["git", "show", "10900bf:specdec_core/results/llm.json"], cwd=root, capture_output=True, text=True
-    )
-    if old.returncode or migrated.returncode:
+    if old.returncode:
         pytest.skip("no git history here")
-    write_json(tmp_path / "llm.json", convert_results.llm(json.loads(old.stdout)))
-    (tmp_path / "stored.json").write_text(migrated.stdout, encoding="utf-8")
-    assert read_capstone(tmp_path / "llm.json") == read_capstone(tmp_path / "stored.json")
+    (tmp_path / "llm.json").write_text(old.stdout)
+    assert "re-stored at schema 3" in convert_results.convert(tmp_path / "llm.json")
+    assert (tmp_path / "llm.json").read_bytes() == results_path("llm.json").read_bytes()
+    assert "already" in convert_results.convert(tmp_path / "llm.json")
 
 
 # ---------------------------------------------------------------- numbers that are not numbers (issue 32)
@@ -173,16 +187,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 FILES = ("hardware.json", "passcost.json", "features.json", "rounding.json", "llm.json")
 #: Free-form descriptions a record keeps as written (typed ``dict``), not read as numbers.
-FREE_FORM = {
-    "llm.json": (
-        "load",
-        "calibration.feature",
-        "predictions.seconds",
-        "sweep.max_new_tokens",
-        "sweep.configs",
-        "law.top",
-    ),
-}
+FREE_FORM: dict[str, tuple[str, ...]] = {}
 
 
 def _numeric_leaves(obj, path=()):
@@ -275,43 +280,40 @@ def write_json_plain(path, obj):
 
 
 def test_the_stored_files_still_read_and_round_trip_byte_for_byte(tmp_path):
-    from specdec_core.measured import read_capstone, results_path, write_capstone
+    from specdec_core.measured import read_capstone, results_path
 
-    write_capstone(read_capstone(), tmp_path / "llm.json")
+    codec.write(read_capstone(), tmp_path / "llm.json")
     assert (tmp_path / "llm.json").read_text() == results_path("llm.json").read_text()
 
 
 def test_a_paired_ratio_of_one_pair_round_trips_as_null(tmp_path):
-    """A quick run (1 repeat) has no interval: NaN low/high/sd_log are written as null and read
-    back as NaN; null anywhere else in a number field is refused."""
-    import math
-
-    from specdec_core.measured import read_capstone, write_capstone
-    from specdec_core.repeats import paired_ratio
+    """A quick run (1 repeat) has no interval: low/high/sd_log are None, written as null and read
+    back as None; null where an interval exists, and an interval of one pair, are refused."""
+    from specdec_core.measured import read_capstone
+    from specdec_core.repeats import PairedRatio, paired_ratio
 
     cap = read_capstone()
-    c = next(iter(cap.runs))
+    c = cap.runs[0].config
     one = paired_ratio([2.0], [1.0])
-    cap1 = replace_run(cap, c, speedup_paired=one)
-    write_capstone(cap1, tmp_path / "llm.json")
-    text = (tmp_path / "llm.json").read_text()
-    assert "NaN" not in text
-    back = read_capstone(tmp_path / "llm.json").runs[c].speedup_paired
-    assert (
-        back.n == 1 and back.ratio == 2.0 and all(math.isnan(x) for x in (back.low, back.high, back.sd_log))
-    )
+    assert (one.low, one.high, one.sd_log) == (None, None, None)
+    codec.write(replace_run(cap, c, speedup_paired=one), tmp_path / "llm.json")
+    assert "NaN" not in (tmp_path / "llm.json").read_text()
+    back = read_capstone(tmp_path / "llm.json").find(c).speedup_paired
+    assert back == one and str(back).endswith("(one pair: no interval)")
     two = replace_run(cap, c, speedup_paired=paired_ratio([2.0, 2.2], [1.0, 1.0]))
-    d = json.loads(json.dumps(__import__("specdec_core.measured.capstone", fromlist=["_dump"])._dump(two)))
+    d = json.loads(codec.encode(two))
     d["runs"][0]["speedup_paired"]["low"] = None
     (tmp_path / "llm.json").write_text(json.dumps(d))
-    with pytest.raises(ValueError, match=r"llm\.json: run .*speedup_paired\.low"):
+    with pytest.raises(ValueError, match=r"llm\.json: runs\[0\]\.speedup_paired: an interval needs"):
         read_capstone(tmp_path / "llm.json")
+    with pytest.raises(ValueError, match="no interval"):
+        PairedRatio(2.0, 1.0, 3.0, 1, 0.1, 0.95)
+    with pytest.raises(ValueError, match="ratio"):
+        PairedRatio(float("nan"), None, None, 1, None, 0.95)
 
 
 def replace_run(cap, c, **kw):
-    from dataclasses import replace
-
-    return replace(cap, runs={**cap.runs, c: replace(cap.runs[c], **kw)})
+    return cap.replace(runs=tuple(r.replace(**kw) if r.config == c else r for r in cap.runs))
 
 
 def test_the_number_converters_name_the_field():
