@@ -2,9 +2,10 @@
 roofline, predicted first, then timed (notebooks 06 and 09).
 
     .venv/bin/python benchmarks/bench_passcost.py           # ≈ 3 minutes on a quiet 2-core machine
-    .venv/bin/python benchmarks/bench_passcost.py --quick   # a smoke run
+    .venv/bin/python benchmarks/bench_passcost.py --quick --results-dir /tmp  # a smoke run
 
-Writes specdec_core/results/passcost.json. For 1 and then 2 BLAS threads (threadpoolctl), in
+Writes specdec_core/results/passcost.json (or ``--results-dir``); every timing by the one timer
+(:func:`specdec_core.measured.time_calls`). For 1 and then 2 BLAS threads (threadpoolctl), in
 this order, in one process:
 
 1. **Inputs of the prediction**, measured apart from the pass they predict: the weight-read
@@ -32,10 +33,8 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -48,12 +47,10 @@ sys.path.insert(0, ROOT)
 from specdec_core.llm import Llama, load_model, quantized_model  # noqa: E402
 from specdec_core.llm import layout as LY  # noqa: E402
 from specdec_core.llm import passcost as PC  # noqa: E402
-from specdec_core.measured import Machine, PassCost  # noqa: E402
+from specdec_core.measured import CostCurve, Machine, PassCost, Stopwatch, time_calls, write_stored  # noqa: E402
 from specdec_core.measured.layout import LayoutChoice  # noqa: E402
-from specdec_core.measured.store import write_json  # noqa: E402
-from specdec_core.measured.studies import PassGoals  # noqa: E402
+from specdec_core.measured.studies import PassGoals, PassThreads  # noqa: E402
 
-OUT = os.path.join(ROOT, "specdec_core", "results", "passcost.json")
 TS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64, 128]
 FORWARD_TS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 32, 128]
 CONTEXT = 100
@@ -68,25 +65,18 @@ GOALS = {
 }
 
 
-def forward_curve(model: Llama, Ts: Sequence[int], reps: int, seed: int = 0) -> dict:
-    """Median ms of forward + logits for T new positions after CONTEXT tokens, interleaved."""
+def forward_curve(model: Llama, Ts: Sequence[int], reps: int, seed: int = 0) -> CostCurve:
+    """ms of forward + logits for T new positions after CONTEXT tokens, interleaved (the cache
+    rolled back to the context, untimed, before each call)."""
     rng = np.random.default_rng(seed)
     ctx = [int(t) for t in rng.integers(3, model.cfg.vocab_size, CONTEXT)]
     cache = model.new_cache(CONTEXT + max(Ts) + 1)
     model.forward(ctx, cache)
     new = {T: [int(t) for t in rng.integers(3, model.cfg.vocab_size, T)] for T in Ts}
-    times = {T: [] for T in Ts}
-    for _ in range(reps):
-        for T in Ts:
-            cache.rollback(CONTEXT)
-            t = time.perf_counter()
-            model.logits(model.forward(new[T], cache))
-            times[T].append((time.perf_counter() - t) * 1e3)
+    calls = {T: (lambda toks=new[T]: model.logits(model.forward(toks, cache))) for T in Ts}
+    spreads = time_calls(calls, reps, flush=lambda: cache.rollback(CONTEXT), sweep=False)
     cache.rollback(CONTEXT)
-    return {
-        T: {"median": float(np.median(v)), "min": min(v), "max": max(v), "reps": reps}
-        for T, v in times.items()
-    }
+    return CostCurve(spreads, "forward", reps=reps, context=CONTEXT)
 
 
 def step_pair(model: Llama, qmodel: Llama, reps: int, seed: int = 1) -> dict:
@@ -100,14 +90,11 @@ def step_pair(model: Llama, qmodel: Llama, reps: int, seed: int = 1) -> dict:
     for name, m in (("target", model), ("draft", qmodel)):
         caches[name] = (m, m.new_cache(CONTEXT + 2))
         m.forward(ctx, caches[name][1])
-    times = {name: [] for name in caches}
-    for _ in range(reps):
-        for name, (m, cache) in caches.items():
-            cache.rollback(CONTEXT)
-            t = time.perf_counter()
-            m.logits(m.forward(tok, cache))
-            times[name].append((time.perf_counter() - t) * 1e3)
-    return {name: float(np.median(v)) for name, v in times.items()}
+    calls = {name: (lambda m=m, c=c: m.logits(m.forward(tok, c))) for name, (m, c) in caches.items()}
+    spreads = time_calls(
+        calls, reps, flush=lambda: [c.rollback(CONTEXT) for _, c in caches.values()], sweep=False
+    )
+    return {name: s.median for name, s in spreads.items()}
 
 
 @dataclass(frozen=True)
@@ -156,10 +143,13 @@ def predict_stage(mats: list[np.ndarray], s: Settings, threads: int) -> dict:
     }
 
 
-def measure_stage(model: Llama, mats: list[np.ndarray], old: list[np.ndarray], s: Settings) -> dict:
+def measure_stage(
+    model: Llama, mats: list[np.ndarray], old: list[np.ndarray], s: Settings, threads: int
+) -> dict:
     """Step 3: the weight products in both layouts, then the whole forward pass, and when."""
     products = PC.time_products(mats, s.Ts, old=old, reps=s.reps)
-    forward = forward_curve(model, s.forward_Ts, s.reps)
+    products = {k: c.replace(threads=threads, context=CONTEXT) for k, c in products.items()}
+    forward = forward_curve(model, s.forward_Ts, s.reps).replace(threads=threads)
     return {"products": products, "forward": forward, "measured_at_utc": _utc()}
 
 
@@ -167,14 +157,13 @@ def measure_stage(model: Llama, mats: list[np.ndarray], old: list[np.ndarray], s
 STEPS: dict[str, float] = {}
 
 
-def print_threads(rec: dict, Ts: Sequence[int]) -> None:
-    p, o, f, pred = rec["products"]["product"], rec["products"]["x@w"], rec["forward"], rec["predicted"]
+def print_threads(rec: PassThreads, Ts: Sequence[int]) -> None:
+    p, o, f = rec.products["product"].median(), rec.products["x@w"].median(), rec.forward.median()
     for T in Ts:
-        fwd = f"  forward {f[T]['median']:6.1f} ({f[T]['median'] / f[1]['median']:.2f})" if T in f else ""
+        fwd = f"  forward {f[T]:6.1f} ({f[T] / f[1]:.2f})" if T in f else ""
         print(
-            f"  T={T:3d}  product {p[T]['median']:6.1f} ms ({p[T]['median'] / p[1]['median']:.2f})  "
-            f"x@w {o[T]['median']:6.1f} ({o[T]['median'] / p[1]['median']:.2f})  predicted roofline "
-            f"{pred[T]['roofline_ms']:6.1f} serial {pred[T]['serial_ms']:6.1f}{fwd}",
+            f"  T={T:3d}  product {p[T]:6.1f} ms ({p[T] / p[1]:.2f})  x@w {o[T]:6.1f} ({o[T] / p[1]:.2f})  "
+            f"predicted roofline {rec.predicted[T].roofline_ms:6.1f} serial {rec.predicted[T].serial_ms:6.1f}{fwd}",
             flush=True,
         )
 
@@ -183,67 +172,73 @@ def measure(
     model: Llama,
     s: Settings,
     machine: Machine,
-    started: float | None = None,
+    clock: Stopwatch | None = None,
     layout: LayoutChoice | None = None,
 ) -> PassCost:
     """Steps 1–3 for 1 and then 2 BLAS threads, into the typed record with its goals (the
-    machine finished at the end; the total counts from ``started``, default now)."""
+    machine finished at the end; the total counts from ``clock``, default now)."""
     if not isinstance(s, Settings):
         raise ValueError(f"s must be a Settings, got {type(s).__name__}")
-    t0 = time.time() if started is None else started
+    clock = Stopwatch() if clock is None else clock
     mats = PC.matrices(model.w)
     weight_bytes = sum(w.nbytes for w in mats)
     old = PC.stored_layout(mats)  # the earlier layout, for comparison (a second copy: benchmark only)
-    out = {
-        "quick": s.quick,
-        "how": (
-            f"weight products of all {len(mats)} matrices ({weight_bytes / 1e6:.0f} MB float32) and the whole "
-            f"forward pass after a {CONTEXT}-token context; medians of {s.reps} interleaved repeats; "
-            "time.perf_counter in one process"
-        ),
-        "weight_bytes": weight_bytes,
-        "params": sum(w.size for w in mats),
-        "context": CONTEXT,
-        "threads": {},
-    }
-    for threads in (1, 2):
-        with threadpool_limits(threads):
-            rec = predict_stage(mats, s, threads)  # stored before the pass it predicts is timed
-            rec.update(measure_stage(model, mats, old, s))
-            if threads == 1:
+    threads = {}
+    for t in (1, 2):
+        with threadpool_limits(t):
+            rec = predict_stage(mats, s, t)  # stored before the pass it predicts is timed
+            rec.update(measure_stage(model, mats, old, s, t))
+            if t == 1:
                 STEPS.update(step_pair(model, quantized_model(model, layout), max(s.reps, 15)))
                 print(
                     f"  one step: target {STEPS['target']:.1f} ms, int8 copy {STEPS['draft']:.1f} ms",
                     flush=True,
                 )
-        out["threads"][threads] = rec
-        print_threads(rec, s.Ts)
-    out["seconds"] = time.time() - t0
-    out["machine"] = machine.finished(out["seconds"] / 60).to_dict()
-    rec = PassCost.from_json(json.loads(json.dumps(out)))
-    rec = replace(rec, layout=layout)
-    return replace(rec, goals=goals(rec))
+        threads[t] = PassThreads(**rec)
+        print_threads(threads[t], s.Ts)
+    how = (
+        f"weight products of all {len(mats)} matrices ({weight_bytes / 1e6:.0f} MB float32) and the whole "
+        f"forward pass after a {CONTEXT}-token context; medians of {s.reps} interleaved repeats; "
+        "time.perf_counter in one process"
+    )
+    seconds = clock.seconds()
+    params = sum(w.size for w in mats)
+    rec = PassCost(
+        machine.finished(seconds / 60),
+        s.quick,
+        how,
+        weight_bytes,
+        params,
+        CONTEXT,
+        threads,
+        seconds,
+        None,
+        layout,
+    )
+    return rec.replace(goals=goals(rec))
 
 
 def main(argv: list[str] | None = None) -> PassCost:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="a smoke run (small sizes, 2 repeats)")
     ap.add_argument("--reps", type=int, default=None, help=f"repeats of every timing (full: {FULL.reps})")
-    ap.add_argument("--out", default=OUT)
+    ap.add_argument(
+        "--results-dir", default=None, help="where to write passcost.json (default: the stored results)"
+    )
     args = ap.parse_args(argv)
     s = QUICK if args.quick else FULL
     s = replace(s, reps=args.reps) if args.reps is not None else s
-    t0, machine = time.time(), Machine.now()  # BLAS threads: 1 and then 2, set per part
+    clock, machine = Stopwatch(), Machine.now()  # BLAS threads: 1 and then 2, set per part
     with threadpool_limits(1):  # the layout is chosen at one thread, as the capstone runs
         lm = load_model(layout="auto")
     print("weight layout, timed on a sample of the model's matrices (ms, one BLAS thread):")
     print("\n".join(lm.layout.table()), flush=True)
     print(f"chosen: {lm.layout.storage}, {lm.layout.plan}", flush=True)
-    rec = measure(lm.model, s, machine, started=t0, layout=lm.layout)
+    rec = measure(lm.model, s, machine, clock=clock, layout=lm.layout)
     for line in rec.goals.lines:
         print(line)
-    write_json(args.out, rec.to_json())
-    print(f"wrote {args.out} in {rec.seconds:.0f} s")
+    path = write_stored(rec, args.results_dir)
+    print(f"wrote {path} in {rec.seconds:.0f} s")
     return rec
 
 

@@ -2,9 +2,9 @@
 part, and why (notebook 09 §4).
 
     .venv/bin/python benchmarks/bench_rounding.py           # ≈ 6 minutes on a quiet 2-core machine
-    .venv/bin/python benchmarks/bench_rounding.py --quick   # a smoke run
+    .venv/bin/python benchmarks/bench_rounding.py --quick --results-dir /tmp  # a smoke run
 
-Writes specdec_core/results/rounding.json:
+Writes specdec_core/results/rounding.json (or ``--results-dir``):
 
 1. **generations**: for each prompt (the calibration prompts and the three workloads), plain
    greedy decoding (one position per target call) and speculative greedy decoding with prompt
@@ -19,10 +19,8 @@ Writes specdec_core/results/rounding.json:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import time
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -34,11 +32,8 @@ from specdec_core import autoregressive_generate, speculative_generate  # noqa: 
 from specdec_core.llm import CachedTarget, LoadedModel, PromptLookupDraft, load_model  # noqa: E402
 from specdec_core.llm import rounding as R  # noqa: E402
 from specdec_core.llm.workloads import CALIBRATION, WORKLOADS, calibration_prompt, workload_prompt  # noqa: E402
-from specdec_core.measured import Machine, RoundingStudy  # noqa: E402
-from specdec_core.measured.store import write_json  # noqa: E402
-
-OUT = os.path.join(ROOT, "specdec_core", "results", "rounding.json")
-
+from specdec_core.measured import Machine, RoundingStudy, Stopwatch, write_stored  # noqa: E402
+from specdec_core.measured.studies import Generation, RoundingSummary, TeacherForcing  # noqa: E402
 
 GAMMA, BLOCK = 4, 5
 
@@ -51,7 +46,7 @@ def prompts(lm: LoadedModel, quick: bool) -> dict:
     return dict(list(out.items())[:2]) if quick else out
 
 
-def generation(lm: LoadedModel, name: str, prompt: tuple, n: int) -> tuple[dict, list]:
+def generation(lm: LoadedModel, name: str, prompt: tuple, n: int) -> tuple[Generation, list]:
     """Part 1 for one prompt: plain and speculative greedy, where they part and the top-2 gap
     there both ways. Returns (the stored row, the plain tokens)."""
     m = lm.model
@@ -66,43 +61,44 @@ def generation(lm: LoadedModel, name: str, prompt: tuple, n: int) -> tuple[dict,
         rng=np.random.default_rng(0),
     ).tokens
     i = R.first_divergence(plain, spec)
-    row = {"prompt": name, "tokens": n, "identical": list(plain) == list(spec), "first_divergence": i}
+    row = Generation(name, n, list(plain) == list(spec), i)
     if i is not None:
         seq = list(prompt) + list(plain[: i + 1])
         one, blk = R.logits_two_ways(m, seq, len(seq) - 1, BLOCK)
-        row["gap_one_at_a_time"] = float(R.top2_gap(one)[-1])
-        row["gap_in_blocks"] = float(R.top2_gap(blk)[-1])
+        row = row.replace(
+            gap_one_at_a_time=float(R.top2_gap(one)[-1]), gap_in_blocks=float(R.top2_gap(blk)[-1])
+        )
     return row, list(plain)
 
 
-def teacher_forcing(lm: LoadedModel, name: str, prompt: tuple, plain: list) -> dict:
+def teacher_forcing(lm: LoadedModel, name: str, prompt: tuple, plain: list) -> TeacherForcing:
     """Part 2 for one prompt: the logits along its plain greedy tokens, one position per call
     against blocks."""
     one, blk = R.logits_two_ways(lm.model, list(prompt) + plain, len(prompt), BLOCK)
-    return {**R.compare_paths(one, blk), "prompt": name}
+    return R.compare_paths(one, blk, name)
 
 
-def summary(gens: list[dict], tf: list[dict], n: int) -> dict:
-    return {
-        "generations": len(gens),
-        "identical": sum(g["identical"] for g in gens),
-        "greedy_tokens": n * len(gens),
-        "positions_compared": sum(c["positions"] for c in tf),
-        "argmax_flips": sum(c["argmax_flips"] for c in tf),
-        "max_abs_diff": max(c["max_abs_diff"] for c in tf),
-        "max_rel_diff": max(c["max_rel_diff"] for c in tf),
-        "smallest_gap": min(min(c["smallest_gaps"]) for c in tf),
-    }
+def summary(gens: list[Generation], tf: list[TeacherForcing], n: int) -> RoundingSummary:
+    return RoundingSummary(
+        generations=len(gens),
+        identical=sum(g.identical for g in gens),
+        greedy_tokens=n * len(gens),
+        positions_compared=sum(c.positions for c in tf),
+        argmax_flips=sum(c.argmax_flips for c in tf),
+        max_abs_diff=max(c.max_abs_diff for c in tf),
+        max_rel_diff=max(c.max_rel_diff for c in tf),
+        smallest_gap=min(min(c.smallest_gaps) for c in tf),
+    )
 
 
 def study(
-    lm: LoadedModel, n: int, quick: bool, machine: Machine, started: float | None = None
+    lm: LoadedModel, n: int, quick: bool, machine: Machine, clock: Stopwatch | None = None
 ) -> RoundingStudy:
     """Both parts over every prompt with ``n`` new tokens each (one BLAS thread), into the typed
-    record (the machine finished at the end; the total counts from ``started``, default now)."""
+    record (the machine finished at the end; the total counts from ``clock``, default now)."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive int, got {n!r}")
-    t0 = time.time() if started is None else started
+    clock = Stopwatch() if clock is None else clock
     gens, tf = [], []
     with threadpool_limits(1):
         for name, prompt in prompts(lm, quick).items():
@@ -110,26 +106,28 @@ def study(
             c = teacher_forcing(lm, name, prompt, plain)
             gens.append(row)
             tf.append(c)
-            print(name, row, {k: c[k] for k in ("max_abs_diff", "argmax_flips", "smallest_gaps")}, flush=True)
-    out = {"quick": quick, "tokens_per_prompt": n, "gamma": GAMMA, "block": BLOCK, "threads": 1}
-    out.update(generations=gens, teacher_forcing=tf, summary=summary(gens, tf, n), seconds=time.time() - t0)
-    out["machine"] = machine.finished(out["seconds"] / 60).to_dict()
-    print(out["summary"])
-    return RoundingStudy.from_json(json.loads(json.dumps(out)))  # typed: what read_stored reads back
+            print(name, row, (c.max_abs_diff, c.argmax_flips, c.smallest_gaps), flush=True)
+    s, seconds = summary(gens, tf, n), clock.seconds()
+    print(s)
+    return RoundingStudy(
+        machine.finished(seconds / 60), quick, n, GAMMA, BLOCK, 1, tuple(gens), tuple(tf), s, seconds
+    )
 
 
 def main(argv: list[str] | None = None) -> RoundingStudy:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="a smoke run (two prompts, 16 tokens each)")
     ap.add_argument("--tokens", type=int, default=200, help="new tokens per prompt (default 200)")
-    ap.add_argument("--out", default=OUT)
+    ap.add_argument(
+        "--results-dir", default=None, help="where to write rounding.json (default: the stored results)"
+    )
     args = ap.parse_args(argv)
-    t0, machine = time.time(), Machine.now(threads=1)
+    clock, machine = Stopwatch(), Machine.now(threads=1)
     with threadpool_limits(1):
         lm = load_model()
-    rec = study(lm, 16 if args.quick else args.tokens, args.quick, machine, started=t0)
-    write_json(args.out, rec.to_json())
-    print(f"wrote {args.out} in {rec.seconds:.0f} s")
+    rec = study(lm, 16 if args.quick else args.tokens, args.quick, machine, clock=clock)
+    path = write_stored(rec, args.results_dir)
+    print(f"wrote {path} in {rec.seconds:.0f} s")
     return rec
 
 

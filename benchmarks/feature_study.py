@@ -16,7 +16,7 @@ the map k times with the real next tokens (as if the earlier proposals had been 
 temperature 1 α = Σ min(p, q), at temperature 0 the argmax agreement. The logit scale and the
 ridge are chosen on the held-out *calibration* text; the workload numbers are reported only.
 
-    .venv/bin/python benchmarks/feature_study.py [--quick]
+    .venv/bin/python benchmarks/feature_study.py [--quick --results-dir /tmp]
 
 The stages (each returns what it measured; :func:`study` runs them into the typed
 :class:`~specdec_core.measured.FeatureStudy`): :func:`generate_texts`, :func:`collect`,
@@ -26,10 +26,8 @@ The stages (each returns what it measured; :func:`study` runs them into the type
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -43,11 +41,9 @@ from specdec_core.llm import CachedTarget, Llama, LoadedModel, load_model  # noq
 from specdec_core.llm import features as FT  # noqa: E402
 from specdec_core.llm import workloads as W  # noqa: E402
 from specdec_core.llm.model import product  # noqa: E402
-from specdec_core.measured import FeatureStudy, Machine  # noqa: E402
-from specdec_core.measured.store import write_json  # noqa: E402
+from specdec_core.measured import FeatureStudy, Machine, Stopwatch, time_calls, write_stored  # noqa: E402
+from specdec_core.measured import studies as S  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "specdec_core", "results", "features.json")
 CAL_FIT = ("cal-copy", "cal-code", "cal-explain", "cal-list")
 CAL_HELD = ("cal-letter", "cal-story")
 SEEDS = {"calibration": 7, "own_samples": 50, "workloads": 1000, "random_features": 0, "timing": 3}
@@ -88,12 +84,8 @@ def continuations(model: Llama, prompts: dict, n_new: int, seed: int) -> dict:
 
 
 def median_ms(fn: Callable[[], object], reps: int) -> float:
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return 1e3 * float(np.median(ts))
+    """Median ms of ``reps`` calls back to back (the one timer; no warm-up call, as before)."""
+    return time_calls({0: fn}, reps, sweep=False)[0].median
 
 
 def _joined(pairs: dict, names: Iterable[str]) -> list:
@@ -118,7 +110,7 @@ class Texts:
 
 def generate_texts(lm: LoadedModel, s: Settings) -> Texts:
     """Stage 1: the texts, split before anything is fitted."""
-    t = time.time()
+    clock = Stopwatch()
     m, codec = lm.model, lm.codec
     doc_fit, doc_held = W.split_by_module(W.docstring_sequences(codec))
     if s.docstrings_fit is not None:
@@ -131,27 +123,26 @@ def generate_texts(lm: LoadedModel, s: Settings) -> Texts:
     own = continuations(m, own_prompts, s.own_tokens, SEEDS["own_samples"])
     wl_prompts = {n: W.workload_prompt(codec, n) for n in W.WORKLOADS}
     wl = continuations(m, wl_prompts, s.workload_tokens, SEEDS["workloads"])
-    return Texts(doc_fit, doc_held[: s.docstrings_held], cal, own, wl, time.time() - t)
+    return Texts(doc_fit, doc_held[: s.docstrings_held], cal, own, wl, clock.seconds())
 
 
 @dataclass
 class Data:
     """Stage 2: features to fit on (``base`` docstrings + calibration, ``all`` + own samples),
     the held-out and evaluation sets {name: (features, first scored position per sequence)},
-    the fitting texts (for shortlists) and the stored description."""
+    the fitting texts (for shortlists) and the stored description (``info``)."""
 
     base: FT.Features
     all: FT.Features
     held: dict
     evals: dict
     fit_texts: list
-    info: dict
+    info: S.FeatureData
 
 
 def collect(lm: LoadedModel, texts: Texts, s: Settings) -> Data:
     """Stage 2: the target's states along every text."""
-    m = lm.model
-    t = time.time()
+    m, clock = lm.model, Stopwatch()
     fit_seqs, own_seqs = texts.doc_fit + _joined(texts.cal, CAL_FIT), _joined(texts.own, texts.own)
     F_base, F_own = FT.collect_features(m, fit_seqs), FT.collect_features(m, own_seqs)
     F_all = FT.Features(
@@ -167,23 +158,23 @@ def collect(lm: LoadedModel, texts: Texts, s: Settings) -> Data:
     evals = dict(held)
     for n, (prompt, gen) in texts.workloads.items():
         evals[f"workload {n}"] = (FT.collect_features(m, [prompt + gen]), [len(prompt) - 1])
-    info = {
-        "fit_positions": {"docstrings+calibration": int(len(F_base.h)), "own T=1 samples": int(len(F_own.h))},
-        "eval_positions": {k: int(len(f.h)) for k, (f, _) in evals.items()},
-        "docstring_sequences_fit": len(texts.doc_fit),
-        "docstring_sequences_held": len(texts.doc_held),
-        "calibration_fit": list(CAL_FIT),
-        "calibration_held": list(CAL_HELD),
-        "calibration_new_tokens": s.calibration_tokens,
-        "own_samples": {"prompts": list(CAL_FIT), "per_prompt": s.own_per_prompt, "new_tokens": s.own_tokens},
-        "workload_new_tokens": {n: len(g) for n, (_, g) in texts.workloads.items()},
-        "workload_texts": {n: lm.codec.decode(g) for n, (_, g) in texts.workloads.items()},
-        "seeds": SEEDS,
-        "generate_s": texts.seconds,
-        "features_s": time.time() - t,
-    }
+    info = S.FeatureData(
+        fit_positions={"docstrings+calibration": int(len(F_base.h)), "own T=1 samples": int(len(F_own.h))},
+        eval_positions={k: int(len(f.h)) for k, (f, _) in evals.items()},
+        docstring_sequences_fit=len(texts.doc_fit),
+        docstring_sequences_held=len(texts.doc_held),
+        calibration_fit=CAL_FIT,
+        calibration_held=CAL_HELD,
+        calibration_new_tokens=s.calibration_tokens,
+        own_samples=S.OwnSamples(CAL_FIT, s.own_per_prompt, s.own_tokens),
+        workload_new_tokens={n: len(g) for n, (_, g) in texts.workloads.items()},
+        workload_texts={n: lm.codec.decode(g) for n, (_, g) in texts.workloads.items()},
+        seeds=dict(SEEDS),
+        generate_s=texts.seconds,
+        features_s=clock.seconds(),
+    )
     print(
-        f"data: fit {len(F_all.h)} ({texts.seconds:.0f} s gen, {info['features_s']:.0f} s features)",
+        f"data: fit {len(F_all.h)} ({texts.seconds:.0f} s gen, {info.features_s:.0f} s features)",
         flush=True,
     )
     return Data(F_base, F_all, held, evals, fit_seqs + own_seqs, info)
@@ -197,22 +188,16 @@ class Selected:
     """Stage 3: the fitted maps {variant | ridge: map}, the comparison as stored, the choice."""
 
     fitted: dict
-    selection: dict
+    selection: S.FeatureSelection
     chosen: str
 
     @property
     def fmap(self) -> FT.FeatureMap:
         return self.fitted[self.chosen]
 
-    def choice(self) -> dict:
+    def choice(self) -> S.FeatureChoice:
         f = self.fmap
-        return {
-            "variant": self.chosen,
-            "ridge": f.ridge,
-            "inputs": f.inputs,
-            "n_random": f.n_random,
-            "n": f.n,
-        }
+        return S.FeatureChoice(self.chosen, float(f.ridge), f.inputs, int(f.n_random), int(f.n))
 
 
 def variants(lm: LoadedModel, data: Data) -> dict:
@@ -233,13 +218,13 @@ def variants(lm: LoadedModel, data: Data) -> dict:
 def select_variant(lm: LoadedModel, data: Data, s: Settings) -> Selected:
     """Stage 3: fit every variant and ridge; choose by depth-1 α at T = 1 (full head), mean
     over the held-out calibration sets (never the workloads)."""
-    m, t = lm.model, time.time()
+    m, clock = lm.model, Stopwatch()
     study, fitted = {}, {}
     for vname, (D, kw) in variants(lm, data).items():
         for r in s.ridges:
-            t_fit = time.time()
+            fit_clock = Stopwatch()
             fm = FT.fit_feature_map(D.h, D.e, D.h_next, h_prev=D.h_prev, ridge=r, **kw)
-            t_fit = time.time() - t_fit
+            t_fit = fit_clock.seconds()
             a = {
                 k: FT.alpha_by_depth(m, fm, f, depth=1, temperatures=(1.0, 0.0), first_state=fs)["full"]
                 for k, (f, fs) in data.held.items()
@@ -249,42 +234,40 @@ def select_variant(lm: LoadedModel, data: Data, s: Settings) -> Selected:
             key = f"{vname} | ridge {r:g}"
             fitted[key] = fm
             score = float(np.mean(list(a1.values())))
-            study[key] = {"fit_s": t_fit, "alpha_T1_depth1": a1, "alpha_T0_depth1": a0, "score": score}
+            study[key] = S.VariantScore(t_fit, a1, a0, score)
             print(f"{key:50s} fit {t_fit:5.1f} s  α(T=1,d=1) {a1}  T=0 {a0}", flush=True)
-    best = max(study, key=lambda k: study[k]["score"])  # the first of equal scores, as before
-    selection = {
-        "variants": study,
-        "rule": "max mean depth-1 α at T=1 over the held-out sets",
-        "seconds": time.time() - t,
-    }
+    best = max(study, key=lambda k: study[k].score)  # the first of equal scores, as before
+    selection = S.FeatureSelection(study, "max mean depth-1 α at T=1 over the held-out sets", clock.seconds())
     sel = Selected(fitted, selection, best)
     print("chosen:", sel.choice(), flush=True)
     return sel
 
 
-def _clean(a: dict) -> dict:
-    """JSON-friendly: temperatures as strings."""
-    return {
-        k: (v if k == "_n" else {f"T={T:g}": [round(x, 4) for x in xs] for T, xs in v.items()})
-        for k, v in a.items()
+def _split(a: dict) -> tuple[dict, tuple[int, ...]]:
+    """(α {head: {T: α by depth, 4 digits}}, positions by depth) of :func:`FT.alpha_by_depth`'s result."""
+    alpha = {
+        h: {float(T): tuple(round(x, 4) for x in xs) for T, xs in v.items()}
+        for h, v in a.items()
+        if h != "_n"
     }
+    return alpha, tuple(int(n) for n in a["_n"])
 
 
 def alpha_study(
     lm: LoadedModel, data: Data, sel: Selected, shortlists: dict, s: Settings
-) -> tuple[dict, float]:
+) -> tuple[dict, dict, float]:
     """Stage 4: α per depth, T = 1 and 0, on every held-out and workload set: the chosen map
-    with every shortlist, the baseline with the full head. Returns (α as stored, seconds)."""
-    t = time.time()
+    with every shortlist, the baseline with the full head. Returns (α, positions by depth, seconds)."""
+    clock = Stopwatch()
     base = sel.fitted[f"{BASELINE} | ridge {s.ridges[0]:g}"]
-    alphas = {"chosen": {}, "baseline": {}}
+    alphas, ns = {"chosen": {}, "baseline": {}}, {"chosen": {}, "baseline": {}}
     for k, (f, fs) in data.evals.items():
         a = FT.alpha_by_depth(lm.model, sel.fmap, f, depth=DEPTH, shortlists=shortlists, first_state=fs)
-        alphas["chosen"][k] = _clean(a)
+        alphas["chosen"][k], ns["chosen"][k] = _split(a)
         b = FT.alpha_by_depth(lm.model, base, f, depth=DEPTH, shortlists={"full": None}, first_state=fs)
-        alphas["baseline"][k] = _clean(b)
+        alphas["baseline"][k], ns["baseline"][k] = _split(b)
         print(k, alphas["chosen"][k]["full"], flush=True)
-    return alphas, time.time() - t
+    return alphas, ns, clock.seconds()
 
 
 def shortlist_mass(lm: LoadedModel, data: Data, shortlists: dict) -> dict:
@@ -305,7 +288,7 @@ def shortlist_mass(lm: LoadedModel, data: Data, shortlists: dict) -> dict:
 # ---------------------------------------------------------------- cost
 
 
-def draft_cost(lm: LoadedModel, fmap: FT.FeatureMap, shortlists: dict, s: Settings) -> dict:
+def draft_cost(lm: LoadedModel, fmap: FT.FeatureMap, shortlists: dict, s: Settings) -> S.FeatureCost:
     """Stage 6: median ms of one draft step (map + head + softmax + draw) per head, of one
     target step and of verifying 5 positions."""
     m, reps = lm.model, s.reps
@@ -335,56 +318,61 @@ def draft_cost(lm: LoadedModel, fmap: FT.FeatureMap, shortlists: dict, s: Settin
 
     cost["target_step_ms"] = median_ms(one_target_step, reps)
     cost["target_verify_5_positions_ms"] = median_ms(five, reps)
-    cost["reps"] = reps
     print("cost:", {k: round(v, 2) for k, v in cost.items()})
-    return cost
+    return S.FeatureCost(**cost, reps=reps)
 
 
 # ---------------------------------------------------------------- the study
 
 
-def study(lm: LoadedModel, s: Settings, machine: Machine, started: float | None = None) -> FeatureStudy:
+def study(lm: LoadedModel, s: Settings, machine: Machine, clock: Stopwatch | None = None) -> FeatureStudy:
     """Every stage in order, into the typed record (``machine`` finished at the end; the total
-    counts from ``started``, a ``time.time()``, default now)."""
+    counts from ``clock``, default now)."""
     if not isinstance(s, Settings):
         raise ValueError(f"s must be a Settings, got {type(s).__name__}")
     if not isinstance(machine, Machine):
         raise ValueError(f"machine must be a Machine, got {type(machine).__name__}")
-    t0 = time.time() if started is None else started
+    clock = Stopwatch() if clock is None else clock
     data = collect(lm, generate_texts(lm, s), s)
     # shortlists from the fitting text only (docstrings, calibration prompts and samples)
     sl = {f"top{n}": FT.shortlist_from_counts(data.fit_texts, n) for n in SHORTLISTS}
     shortlists = {"full": None, **sl}
     sel = select_variant(lm, data, s)
-    alphas, alpha_s = alpha_study(lm, data, sel, shortlists, s)
-    res = {
-        "quick": s.quick,
-        "data": data.info,
-        "selection": sel.selection,
-        "chosen": sel.choice(),
-        "alpha": alphas,
-        "alpha_seconds": alpha_s,
-        "shortlist_mass_of_p": shortlist_mass(lm, data, shortlists),
-        "cost": draft_cost(lm, sel.fmap, shortlists, s),
-        "total_s": time.time() - t0,
-    }
-    res["machine"] = machine.finished(res["total_s"] / 60).to_dict()
-    return FeatureStudy.from_json(json.loads(json.dumps(res)))  # typed: what read_stored reads back
+    alphas, ns, alpha_s = alpha_study(lm, data, sel, shortlists, s)
+    mass = shortlist_mass(lm, data, shortlists)
+    cost = draft_cost(lm, sel.fmap, shortlists, s)
+    total = clock.seconds()
+    return FeatureStudy(
+        machine=machine.finished(total / 60),
+        quick=s.quick,
+        data=data.info,
+        selection=sel.selection,
+        chosen=sel.choice(),
+        alpha=alphas,
+        alpha_n=ns,
+        alpha_seconds=alpha_s,
+        shortlist_mass=mass,
+        cost=cost,
+        total_s=total,
+    )
 
 
 def main(argv: list[str] | None = None) -> FeatureStudy:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run, not stored)")
+    ap.add_argument(
+        "--quick", action="store_true", help="small sizes (a smoke run, stored only with --results-dir)"
+    )
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--out", default=OUT)
+    ap.add_argument(
+        "--results-dir", default=None, help="where to write features.json (default: the stored results)"
+    )
     args = ap.parse_args(argv)
-    t0 = time.time()
+    clock = Stopwatch()
     with threadpool_limits(args.threads):
         machine = Machine.now(threads=args.threads)
-        rec = study(load_model(), QUICK if args.quick else FULL, machine, started=t0)
-    if not args.quick:
-        write_json(args.out, rec.to_json())
-        print("wrote", args.out)
+        rec = study(load_model(), QUICK if args.quick else FULL, machine, clock=clock)
+    if not args.quick or args.results_dir is not None:
+        print("wrote", write_stored(rec, args.results_dir))
     print(f"total {rec.total_s:.0f} s")
     return rec
 

@@ -202,7 +202,7 @@ def test_feature_study_stages_give_the_stored_record(lm, tmp_path):
     )
     rec = FS.study(lm, tiny, Machine.now(threads=1))
     assert isinstance(rec, FeatureStudy) and rec.quick and rec.cost.reps == 1
-    assert rec.chosen.variant in rec.selection["variants"] and len(rec.selection["variants"]) == 5
+    assert rec.chosen.variant in rec.selection.variants and len(rec.selection.variants) == 5
     sets = {"held-out docstrings", "held-out calibration continuations"} | {
         f"workload {w}" for w in ("copy", "code", "story")
     }
@@ -210,7 +210,7 @@ def test_feature_study_stages_give_the_stored_record(lm, tmp_path):
     assert set(rec.alpha["chosen"]["workload copy"]) == {"full", "top2048", "top4096", "top8192"}
     assert all(len(a) == FS.DEPTH for a in rec.alpha["chosen"]["workload copy"]["full"].values())
     assert set(rec.shortlist_mass["workload code"]) == {"top2048", "top4096", "top8192"}
-    assert rec.data["docstring_sequences_fit"] == 2 and rec.data["workload_new_tokens"]["copy"] == 6
+    assert rec.data.docstring_sequences_fit == 2 and rec.data.workload_new_tokens["copy"] == 6
     assert read_stored(write_stored(rec, tmp_path).name, tmp_path) == rec
     with pytest.raises(ValueError, match="s must be a Settings"):
         FS.study(lm, {"quick": True}, Machine.now())
@@ -258,7 +258,7 @@ def test_rounding_stages_give_the_stored_record(lm, tmp_path):
     assert rec.summary.positions_compared == sum(t.positions for t in rec.teacher_forcing) > 0
     assert read_stored(write_stored(rec, tmp_path).name, tmp_path) == rec
     parted = Generation("p", 4, False, 2, gap_one_at_a_time=0.5, gap_in_blocks=0.25)
-    rec2 = replace(rec, generations=(parted, *rec.generations[1:]))
+    rec2 = rec.replace(generations=(parted, *rec.generations[1:]))
     assert read_stored(write_stored(rec2, tmp_path).name, tmp_path).generations[0] == parted
     with pytest.raises(ValueError, match="n must be"):
         BR.study(lm, 0, True, Machine.now())

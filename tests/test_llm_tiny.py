@@ -343,6 +343,6 @@ def test_logits_two_ways_agree_to_rounding(tiny, ids):
     assert one.shape == blk.shape == (len(ids) - 4, m.cfg.vocab_size)
     assert np.abs(one - m.logits_for(ids)[3:-1]).max() < 1e-4
     c = R.compare_paths(one, blk)
-    assert c["max_abs_diff"] < 1e-4 and c["positions"] == len(ids) - 4
+    assert c.max_abs_diff < 1e-4 and c.positions == len(ids) - 4
     with pytest.raises(ValueError, match="block"):
         R.logits_two_ways(m, ids, 4, 0)

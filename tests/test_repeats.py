@@ -73,9 +73,9 @@ def test_max_of_noisy_ratios_is_biased_upwards_only_with_noise():
 
 def test_pass_prediction_roofline_and_serial():
     pred = PC.predict_pass_ms([1, 8], weight_bytes=4e8, params=1e8, bandwidth=2e10, rate={1: 5e10, 8: 1e11})
-    assert pred[1]["memory_ms"] == pytest.approx(20)
-    assert pred[8]["compute_ms"] == pytest.approx(16)
-    assert pred[8]["roofline_ms"] == pytest.approx(20) and pred[8]["serial_ms"] == pytest.approx(36)
+    assert pred[1].memory_ms == pytest.approx(20)
+    assert pred[8].compute_ms == pytest.approx(16)
+    assert pred[8].roofline_ms == pytest.approx(20) and pred[8].serial_ms == pytest.approx(36)
     assert PC.relative(pred, "serial_ms")[8] == pytest.approx(36 / 24)
     with pytest.raises(ValueError, match="rate"):
         PC.predict_pass_ms([1, 2], weight_bytes=1, params=1, bandwidth=1, rate={1: 1})
@@ -98,15 +98,15 @@ def test_time_products_shape():
     rng = np.random.default_rng(0)
     mats = [rng.standard_normal((32, 16), dtype=np.float32), rng.standard_normal((48, 16), dtype=np.float32)]
     res = PC.time_products(mats, [1, 2], old=PC.stored_layout(mats), reps=2)
-    assert set(res) == {"product", "x@w"} and set(res["product"]) == {1, 2}
-    assert res["x@w"][2]["reps"] == 2 and res["product"][1]["median"] > 0
+    assert set(res) == {"product", "x@w"} and set(res["product"].points) == {1, 2}
+    assert res["x@w"].points[2].n == 2 and res["product"].median()[1] > 0 and res["x@w"].reps == 2
 
 
 def test_rounding_helpers():
     a = np.array([[1.0, 0.99999, 0.0], [0.0, 2.0, 1.0]])
     b = np.array([[0.99999, 1.0, 0.0], [0.0, 2.0, 1.0]])
     c = R.compare_paths(a, b)
-    assert c["argmax_flips"] == 1 and c["gaps_at_flips"] == [pytest.approx(1e-5)]
+    assert c.argmax_flips == 1 and c.gaps_at_flips == (pytest.approx(1e-5),)
     assert R.first_divergence([1, 2, 3], [1, 2, 4]) == 2 and R.first_divergence([1, 2], [1, 2, 3]) is None
     with pytest.raises(ValueError, match="a and b"):
         R.compare_paths(a, b[:1])

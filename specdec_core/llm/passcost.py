@@ -19,12 +19,12 @@ layouts, interleaved, for notebook 09's live cell and ``benchmarks/bench_passcos
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..distributions import check_int, check_int_sequence, check_positive
-from ..measured.studies import PassCost
+from ..measured.records import CostCurve
+from ..measured.studies import PassCost, PassPrediction
+from ..measured.timer import time_calls
 from .layout import as_rows
 from .model import product
 
@@ -37,8 +37,8 @@ def _check_positive(x, name):
     return float(check_positive(x, name))
 
 
-def predict_pass_ms(Ts, *, weight_bytes, params, bandwidth, rate) -> dict:
-    """{T: {"memory_ms", "compute_ms", "roofline_ms", "serial_ms"}} for the weight products of
+def predict_pass_ms(Ts, *, weight_bytes, params, bandwidth, rate) -> dict[int, PassPrediction]:
+    """{T: PassPrediction (memory, compute, roofline, serial ms)} for the weight products of
     one pass over T positions. ``bandwidth`` in bytes/s; ``rate`` in FLOP/s, either one number
     or a dict {T: FLOP/s} (a product's rate depends on T: one row runs as a matrix–vector
     product at a fraction of the matrix–matrix rate). FLOPs = 2 · params · T."""
@@ -58,20 +58,17 @@ def predict_pass_ms(Ts, *, weight_bytes, params, bandwidth, rate) -> dict:
     for T in Ts:
         mem = wb / bw * 1e3
         comp = 2 * n * T / rates[T] * 1e3
-        out[T] = {
-            "memory_ms": mem,
-            "compute_ms": comp,
-            "roofline_ms": max(mem, comp),
-            "serial_ms": mem + comp,
-        }
+        out[T] = PassPrediction(
+            memory_ms=mem, compute_ms=comp, roofline_ms=max(mem, comp), serial_ms=mem + comp
+        )
     return out
 
 
 def relative(curve: dict, key: str | None = None) -> dict:
-    """{T: cost(T) ÷ cost(1)} of a curve {T: ms} (or {T: {key: ms}})."""
+    """{T: cost(T) ÷ cost(1)} of a curve {T: ms} (or {T: record}, its field ``key`` in ms)."""
     if not isinstance(curve, dict) or 1 not in curve:
         raise ValueError("curve must be a dict {T: ms} holding T = 1")
-    get = (lambda v: v[key]) if key else (lambda v: v)
+    get = (lambda v: getattr(v, key)) if key else (lambda v: v)
     ms = {T: _check_positive(get(v), f"curve[{T}]") for T, v in curve.items()}  # a time: > 0, finite
     return {T: v / ms[1] for T, v in ms.items()}
 
@@ -92,16 +89,19 @@ def compute_rate(Ts, dim: int = 576, out: int = 256, inner: int = 200, reps: int
     inner, reps = check_int(inner, "inner", 1, 10**6), check_int(reps, "reps", 1, 1000)
     rng = np.random.default_rng(0)
     w = rng.standard_normal((out, dim), dtype=np.float32)
-    res = {}
-    for T in Ts:
-        x = rng.standard_normal((T, dim), dtype=np.float32)
-        times = []
-        for _ in range(reps):
-            t = time.perf_counter()
+
+    def products(x):
+        def run():
             for _ in range(inner):
                 product(x, w)
-            times.append(time.perf_counter() - t)
-        res[T] = 2 * out * dim * T * inner / float(np.median(times))
+
+        return run
+
+    res = {}
+    for T in Ts:  # one T at a time, its repeats back to back
+        x = rng.standard_normal((T, dim), dtype=np.float32)
+        seconds = time_calls({T: products(x)}, reps, sweep=False, scale=1)[T].median
+        res[T] = 2 * out * dim * T * inner / seconds
     return res
 
 
@@ -111,13 +111,12 @@ def stored_layout(mats) -> list:
     return [np.ascontiguousarray(as_rows(w).T) for w in mats]
 
 
-def time_products(mats, Ts, *, old=None, reps: int = 5, seed: int = 0) -> dict:
-    """Median ms of the weight products of one pass over T positions for each T:
+def time_products(mats, Ts, *, old=None, reps: int = 5, seed: int = 0) -> dict[str, CostCurve]:
+    """The weight products of one pass over T positions for each T, as cost curves (ms):
     ``"product"`` (:func:`product` on weights stored (out, in)) and, with ``old`` (the same
     matrices stored (in, out), see :func:`stored_layout`), ``"x@w"`` (one BLAS call, as before).
-    Interleaved: every repeat runs every (layout, T) once, in the same order, so slow spells
-    of a shared machine fall on all of them. Returns {"product": {T: {"median", "min", "max"}},
-    "x@w": ...}."""
+    Interleaved by the one timer: every repeat runs every (T, layout) once, in the same order, so
+    slow spells of a shared machine fall on all of them."""
     Ts = _check_Ts(Ts)
     check_int(reps, "reps", 1)
     rng = np.random.default_rng(seed)
@@ -127,20 +126,19 @@ def time_products(mats, Ts, *, old=None, reps: int = 5, seed: int = 0) -> dict:
         if len(old) != len(mats):
             raise ValueError("old must hold the same matrices as mats, transposed")
         layouts["x@w"] = lambda x, i: x @ old[i]
-    times = {name: {T: [] for T in Ts} for name in layouts}
-    for _ in range(int(reps)):
-        for T in Ts:
-            for name, f in layouts.items():
-                t = time.perf_counter()
-                for i, x in enumerate(xs[T]):
-                    f(x, i)
-                times[name][T].append((time.perf_counter() - t) * 1e3)
+
+    def one_pass(f, T):
+        def run():
+            for i, x in enumerate(xs[T]):
+                f(x, i)
+
+        return run
+
+    calls = {(name, T): one_pass(f, T) for T in Ts for name, f in layouts.items()}
+    spreads = time_calls(calls, int(reps), sweep=False)
     return {
-        name: {
-            T: {"median": float(np.median(v)), "min": float(min(v)), "max": float(max(v)), "reps": len(v)}
-            for T, v in d.items()
-        }
-        for name, d in times.items()
+        name: CostCurve({T: spreads[name, T] for T in Ts}, name, reps=int(reps), threads=None)
+        for name in layouts
     }
 
 

@@ -21,11 +21,12 @@ generations part.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..distributions import check_int
+from ..measured.studies import TeacherForcing
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -65,27 +66,28 @@ def top2_gap(logits: ArrayLike) -> np.ndarray:
     return part[..., -1] - part[..., -2]
 
 
-def compare_paths(a: ArrayLike, b: ArrayLike) -> dict[str, Any]:
-    """How two computations of the same logits differ: max |difference| (absolute, and per
-    row relative to the row's largest |logit|), the number of rows whose argmax differs, and
-    the top-2 gaps (of ``a``) at those rows and the smallest overall."""
+def compare_paths(a: ArrayLike, b: ArrayLike, prompt: str = "") -> TeacherForcing:
+    """How two computations of the same logits differ (along ``prompt``'s tokens): max
+    |difference| (absolute, and per row relative to the row's largest |logit|), the number of
+    rows whose argmax differs, and the top-2 gaps (of ``a``) at those rows and the smallest overall."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     if a.shape != b.shape or a.ndim != 2:
         raise ValueError(f"a and b must be 2-D arrays of one shape, got {a.shape} and {b.shape}")
     d = np.abs(a - b)
     flips = np.flatnonzero(a.argmax(axis=1) != b.argmax(axis=1))
     gap = top2_gap(a)
-    return {
-        "positions": int(a.shape[0]),
-        "max_abs_diff": float(d.max()),
-        "median_row_max_abs_diff": float(np.median(d.max(axis=1))),
-        "max_rel_diff": float((d.max(axis=1) / np.abs(a).max(axis=1)).max()),
-        "argmax_flips": int(flips.size),
-        "gaps_at_flips": [float(gap[i]) for i in flips],
-        "smallest_gaps": sorted(float(g) for g in gap)[:5],
-        "gaps_below_1e-4": int((gap < 1e-4).sum()),
-        "gaps_below_1e-3": int((gap < 1e-3).sum()),
-    }
+    return TeacherForcing(
+        prompt=prompt,
+        positions=int(a.shape[0]),
+        max_abs_diff=float(d.max()),
+        median_row_max_abs_diff=float(np.median(d.max(axis=1))),
+        max_rel_diff=float((d.max(axis=1) / np.abs(a).max(axis=1)).max()),
+        argmax_flips=int(flips.size),
+        gaps_at_flips=tuple(float(gap[i]) for i in flips),
+        smallest_gaps=tuple(sorted(float(g) for g in gap)[:5]),
+        gaps_below_1e_4=int((gap < 1e-4).sum()),
+        gaps_below_1e_3=int((gap < 1e-3).sum()),
+    )
 
 
 def first_divergence(a: Iterable[int], b: Iterable[int]) -> int | None:

@@ -249,10 +249,8 @@ class Generation(Record):
     gap_in_blocks: NonNegative | None = None
 
     def __post_init__(self):
-        if self.identical != (self.first_divergence is None):
-            raise ValueError(
-                f"generation {self.prompt!r}: first_divergence is set exactly when not identical"
-            )
+        if self.identical and self.first_divergence is not None:
+            raise ValueError(f"generation {self.prompt!r}: identical, yet first_divergence is set")
 
 
 class TeacherForcing(Record):
