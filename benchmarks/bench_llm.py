@@ -41,7 +41,7 @@ import llm_stages as S  # noqa: E402
 
 from specdec_core.llm import load_model, report  # noqa: E402
 from specdec_core.measured import Machine, codec, read_capstone, vm_hwm_mib  # noqa: E402
-from specdec_core.measured.capstone import Load, MemoryProbe, Rerun  # noqa: E402
+from specdec_core.measured.capstone import Load, MemoryProbe  # noqa: E402
 from specdec_core.measured.timer import Stopwatch  # noqa: E402
 
 PROBE = r"""
@@ -132,8 +132,10 @@ def law_only(s: S.Settings, path: str) -> None:
         seqs = S.calibration_sequences(lm, s.calibration_prompts, s.calibration_tokens)
         maps, *_ = S.exit_study(lm, seqs, s)
         law = S.law_test(lm, maps, s)
-    law = law.replace(rerun=Rerun(Machine.now().date_utc, "law test re-run alone (bench_llm.py --law-only)"))
-    codec.write(cap.with_law(law), path)
+    law = law.replace(rerun_utc=Machine.now().date_utc)
+    # the earlier outcome kept in the history: a miss is part of the record
+    hist = cap.law_history + ((cap.law.replace(top=None),) if cap.law is not None else ())
+    codec.write(cap.replace(law=law, law_history=hist), path)
     S.log("law:", law.replace(top=None))
 
 

@@ -750,8 +750,9 @@ def law_test(lm, maps: dict, s: Settings) -> LawTest:
         for x in np.argsort(p)[::-1][:5]
     )
     return LawTest(
-        lm.codec.decode(prefix), f"trained exit k={k}", float(a), int(n), float(pw),
-        float(0.5 * np.abs(b - p).sum()), 1e-3, *gofs, clock.seconds(), top,
+        prefix=lm.codec.decode(prefix), alpha=float(a), n=int(n), power=float(pw), threshold=1e-3,
+        draft=f"trained exit k={k}", tv_broken=float(0.5 * np.abs(b - p).sum()), correct=gofs[0],
+        broken_corrects_from_p=gofs[1], seconds=clock.seconds(), top=top,
     )  # fmt: skip
 
 
@@ -860,8 +861,9 @@ def copy_law_test(lm, qmodel, s: Settings) -> CopyLawTest:
     counts, acc = lawtest.first_token_samples(memo, q, prefix, n, seed=2035)
     alone = Counter(int(x) for x in lawtest.sample_row(q, n, np.random.default_rng(2036)))
     res = CopyLawTest(
-        lm.codec.decode(prefix), float(np.minimum(p, q).sum()), float(0.5 * np.abs(p - q).sum()), int(n),
-        float(pw), 1e-3, _gof(counts, acc, law), _gof(alone, 0, law), clock.seconds(),
+        prefix=lm.codec.decode(prefix), alpha=float(np.minimum(p, q).sum()), n=int(n), power=float(pw),
+        threshold=1e-3, tv_copy=float(0.5 * np.abs(p - q).sum()), speculative=_gof(counts, acc, law),
+        copy_alone=_gof(alone, 0, law), seconds=clock.seconds(),
     )  # fmt: skip
     log(f"copy law test: n {n} (power {pw:.2f}), speculative {res.speculative.summary}; "
         f"copy alone {res.copy_alone.summary}")  # fmt: skip

@@ -106,7 +106,7 @@ def test_capstone_is_typed_and_round_trips(tmp_path):
     assert cap.prediction(Config("copy", 1.0, "lookup", 7)).config == Config("copy", 1.0, "lookup", 7)
     assert cap.prediction(Config("copy", 0.5, "lookup", 7)) is None
     assert cap.teacher_alpha("copy", 0.0, "x") is None
-    assert set(cap.chosen()) == {(w, t) for w in ("copy", "code", "story") for t in (0.0, 1.0)}
+    assert {(c.workload, c.temperature) for c in cap.predictions.chosen} == {(w, t) for w in ("copy", "code", "story") for t in (0.0, 1.0)}
     assert cap.find(Config("copy", 1.0, "int8-alone", 0)) in cap.alone
 
 
@@ -126,7 +126,7 @@ def results_path_of(name):
 
 
 def test_measured_pass_costs_never_raises(tmp_path):
-    from specdec_core.measured import capstone_cost_curve, measured_pass_costs, read_capstone
+    from specdec_core.measured import measured_pass_costs, read_capstone
 
     cost, how = measured_pass_costs(tmp_path / "missing.json")
     assert cost is None and how.startswith("no measured cost curve")
@@ -136,11 +136,9 @@ def test_measured_pass_costs_never_raises(tmp_path):
         cost, how = measured_pass_costs(f)
         assert cost is None and how.startswith("no measured cost curve"), bad
     cost, how = measured_pass_costs()
-    curve = capstone_cost_curve(read_capstone())
+    curve = read_capstone().micro.verify[0.0]
     assert cost == curve.spread() and cost[1][0] <= cost[1][1] <= cost[1][2]
     assert "1 BLAS thread," in how and f"{curve.reps} repeats per size" in how
-    with pytest.raises(ValueError, match="temperature"):
-        capstone_cost_curve(read_capstone(), temperature=0.5)
 
 
 def test_cost_curve_refuses_bad_points():

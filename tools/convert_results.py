@@ -67,8 +67,12 @@ def _calibration(c: dict) -> dict:
 def _law(law: dict | None) -> dict | None:
     if law is None:
         return None
-    top = law.get("top")
-    return {**law, "top": None if top is None else [dict(zip(("text", "p", "q", "broken"), t)) for t in top]}
+    top, rerun = law.get("top"), law.get("rerun")
+    return {
+        **{k: v for k, v in law.items() if k != "rerun"},
+        "top": None if top is None else [dict(zip(("text", "p", "q", "broken"), t)) for t in top],
+        "rerun_utc": rerun and rerun["date_utc"],
+    }
 
 
 def migrate(d: dict) -> dict:

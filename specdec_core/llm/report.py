@@ -217,10 +217,10 @@ def law_lines(cap: Capstone) -> list[str]:
         f"differs from p by total variation {L.tv_broken:.3f}",
         f"sample size n = {L.n}: power {L.power:.3f} to reject the broken variant at p-value < {L.threshold:g}",
     ]
-    if L.rerun:
+    if L.rerun_utc:
         lines.insert(
             0,
-            f"law test re-run alone on {L.rerun.date_utc} (bench_llm.py --law-only), same draft and prefix",
+            f"law test re-run alone on {L.rerun_utc} (bench_llm.py --law-only), same draft and prefix",
         )
     for g, lab in (
         (L.correct, "correct (residual)"),
@@ -237,7 +237,7 @@ def law_history_lines(cap: Capstone) -> list[str]:
     """Earlier outcomes of the law test kept in the results (a miss is part of the record)."""
     lines = []
     for L in _cap(cap).law_history:
-        when = L.rerun.date_utc if L.rerun else cap.machine.date_utc + " (the full run)"
+        when = L.rerun_utc if L.rerun_utc else cap.machine.date_utc + " (the full run)"
         b, c = L.broken_corrects_from_p, L.correct
         lines.append(
             f"earlier, {when}: n = {L.n} (power {L.power:.2f}), {b.dof} dof; correct p-value "
@@ -265,7 +265,8 @@ def chosen_rows(cap: Capstone) -> list[dict]:
             "run": cap.run(w, t, c.draft, c.gamma),
             "plain": cap.run(w, t, PLAIN),
         }
-        for (w, t), c in _cap(cap).chosen().items()
+        for c in _cap(cap).predictions.chosen
+        for w, t in [(c.workload, c.temperature)]
     ]
 
 

@@ -20,7 +20,6 @@ _HOMES = {
     "Capstone": "capstone",
     "Config": "capstone",
     "Run": "capstone",
-    "capstone_cost_curve": "capstone",
     "measured_pass_costs": "capstone",
     "read_capstone": "capstone",
     "Machine": "machine",
