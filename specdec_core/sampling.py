@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .distributions import (
+from .distributions import (  # MAX_GAMMA: re-exported (sampling.MAX_GAMMA)
+    MAX_GAMMA,
     check_bool,
     check_gamma,
     check_int,
@@ -47,17 +48,13 @@ from .distributions import (
     check_token_ids,
     inverse_cdf,
 )
+from .policies import as_policy
 from .verify import check_rule, correction_weights
 
 if TYPE_CHECKING:
     from .types import Draft, GammaPolicy, Target, Tokens
 
 # ---------------------------------------------------------------- checks
-
-#: The most proposals one speculative_round drafts: a round keeps γ draft rows and γ + 1
-#: target rows of V probabilities, so an absurd γ (10**9) is refused, not a MemoryError or a
-#: draft loop that never ends. Papers use γ ≲ 16; speculative_generate caps γ by the tokens left.
-MAX_GAMMA = 4096
 
 
 def check_prefix(prefix: Tokens, vocab: int | None = None) -> tuple:
@@ -516,8 +513,6 @@ def speculative_generate(
     has the target's law of sequences stopped at the first stop token.
     ``correction`` other than "residual" is a deliberately *wrong* variant for teaching and tests.
     """
-    from .policies import as_policy
-
     vocab = check_models(target, draft)
     prefix = check_prefix(prefix, vocab)
     policy = as_policy(gamma)
