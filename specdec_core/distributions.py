@@ -620,8 +620,3 @@ def check_name(x, name: str) -> str:
     if not isinstance(x, str) or not x.strip():
         raise ValueError(f"{name} must be a non-empty string, got {x!r}")
     return x
-
-
-def as_float(x) -> np.ndarray:
-    """float64 view of an exact or float array (no validation)."""
-    return np.asarray(x, dtype=np.float64)

@@ -35,6 +35,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..distributions import (
+    MAX_GAMMA,
     check_choice,
     check_gamma,
     check_int,
@@ -45,7 +46,6 @@ from ..distributions import (
     check_temperature,
     check_token_ids,
 )
-from ..sampling import MAX_GAMMA
 from .adapters import CachedTarget, CallLog, probs_from_logits
 from .model import Llama, product
 

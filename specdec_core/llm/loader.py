@@ -2,7 +2,7 @@
 
 Everything is read with the ``gguf`` package (``GGUFReader`` and ``gguf.quants.dequantize``);
 nothing here parses the file format by hand. The weights are rearranged once, at load time,
-into the layout the forward pass multiplies fastest (see :func:`pack_weights`), and can be
+into the layout the forward pass multiplies fastest (see :func:`iter_packed`), and can be
 cached as plain ``.npy`` files (read back with ``allow_pickle=False``) keyed by the model
 file's size and SHA-256, so a second load skips the reader and the dequantization.
 """
@@ -116,22 +116,6 @@ def read_tokenizer_data(reader: GGUFReader) -> dict[str, Any]:
     }
 
 
-def dequantized_tensors(reader: GGUFReader, progress: Progress | None = None) -> dict[str, np.ndarray]:
-    """{name: float32 array} for every tensor, shaped (rows, columns) like the matrices
-    y = W @ x they hold (W[out, in]); 1-D norms stay 1-D."""
-    from gguf.quants import dequantize
-
-    out = {}
-    n = len(reader.tensors)
-    for i, t in enumerate(reader.tensors):
-        w = dequantize(t.data, t.tensor_type)
-        shape = tuple(int(s) for s in reversed(t.shape))  # GGUF lists the fastest axis first
-        out[t.name] = np.ascontiguousarray(w, dtype=np.float32).reshape(shape)
-        if progress is not None:
-            progress(i + 1, n, "dequantize")
-    return out
-
-
 def packed_names(cfg: LlamaConfig) -> list[str]:
     """The names of the packed arrays, in the order they are built."""
     names = ["head", "tied", "output_norm"]
@@ -181,11 +165,6 @@ def iter_packed(
             dense(np.concatenate([get(b + "ffn_gate.weight"), get(b + "ffn_up.weight")], axis=0)),
         )
         yield f"{i}.wdown", dense(get(b + "ffn_down.weight"))
-
-
-def pack_weights(tensors: dict[str, np.ndarray], cfg: LlamaConfig) -> dict[str, np.ndarray]:
-    """Rearrange dequantized tensors for the forward pass (see :func:`iter_packed`)."""
-    return dict(iter_packed(tensors.__getitem__, cfg, "output.weight" in tensors))
 
 
 def reader_getter(reader: GGUFReader) -> tuple[Callable[[str], np.ndarray], bool]:

@@ -162,7 +162,7 @@ def causal_mask(n0: int, T: int) -> np.ndarray | None:
 
 
 class Llama:
-    """The forward pass over packed weights (see :func:`loader.pack_weights`).
+    """The forward pass over packed weights (see :func:`loader.iter_packed`).
 
     ``n_layers`` < cfg.n_layers gives the layer-skip self-draft: the first k layers, then the
     final norm and the (tied) head, sharing the same weight arrays.
