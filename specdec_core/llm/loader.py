@@ -15,11 +15,12 @@ import json
 import os
 import shutil
 import tempfile
-import time
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from ..measured.timer import Stopwatch
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -263,31 +264,31 @@ def load_gguf(
     or False. ``progress(i, n, stage)`` is called as tensors are dequantized or loaded.
     """
     path = path or model_path()
-    t0 = time.perf_counter()
+    total, stage = Stopwatch(), Stopwatch()  # the whole load; one stage at a time
     stages = {}
     folder = None
     if cache:
         root = default_cache_dir() if cache is True else str(cache)
         key = file_key(path)
-        stages["hash_s"] = time.perf_counter() - t0
+        stages["hash_s"] = stage.seconds()
         folder = os.path.join(root, key)
         if os.path.exists(os.path.join(folder, "names.json")):
-            t = time.perf_counter()
+            stage.restart()
             cfg, packed, tok = _load_cache(folder, progress)
-            stages["load_cache_s"] = time.perf_counter() - t
-            return cfg, packed, tok, LoadInfo(path, True, time.perf_counter() - t0, folder, stages)
+            stages["load_cache_s"] = stage.seconds()
+            return cfg, packed, tok, LoadInfo(path, True, total.seconds(), folder, stages)
     import gguf
 
-    t = time.perf_counter()
+    stage.restart()
     reader = gguf.GGUFReader(path)
     cfg = read_config(reader)
     tok = read_tokenizer_data(reader)
-    stages["read_s"] = time.perf_counter() - t
+    stages["read_s"] = stage.seconds()
     get, has_output = reader_getter(reader)
     if folder is not None:
         # tensor by tensor into the cache, then memory-map it back: the peak stays near one
         # copy of the weights (not the dequantized tensors plus the packed copy)
-        t = time.perf_counter()
+        stage.restart()
         try:
             names = packed_names(cfg) + (["embed"] if has_output else [])
             _save_cache(folder, cfg, iter_packed(get, cfg, has_output), tok, progress, len(names))
@@ -296,19 +297,19 @@ def load_gguf(
 
             warnings.warn(f"could not write the weight cache under {folder}: {e}", stacklevel=2)
             folder = None
-        stages["build_cache_s"] = time.perf_counter() - t
+        stages["build_cache_s"] = stage.seconds()
         if folder is not None:
             del reader, get
-            t = time.perf_counter()
+            stage.restart()
             cfg, packed, tok = _load_cache(folder)
-            stages["load_cache_s"] = time.perf_counter() - t
-            return cfg, packed, tok, LoadInfo(path, False, time.perf_counter() - t0, folder, stages)
-    t = time.perf_counter()
+            stages["load_cache_s"] = stage.seconds()
+            return cfg, packed, tok, LoadInfo(path, False, total.seconds(), folder, stages)
+    stage.restart()
     packed = {}
     names = packed_names(cfg)
     for i, (name, arr) in enumerate(iter_packed(get, cfg, has_output)):
         packed[name] = arr
         if progress is not None:
             progress(i + 1, len(names), "dequantize")
-    stages["dequantize_s"] = time.perf_counter() - t
-    return cfg, packed, tok, LoadInfo(path, False, time.perf_counter() - t0, folder, stages)
+    stages["dequantize_s"] = stage.seconds()
+    return cfg, packed, tok, LoadInfo(path, False, total.seconds(), folder, stages)
