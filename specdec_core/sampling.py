@@ -504,9 +504,10 @@ def speculative_generate(
     so nothing is truncated and every emitted token keeps the target's law.
     ``gamma``: a fixed γ (int) or a γ policy (:mod:`specdec_core.policies`: ``next_gamma(records,
     prefix)`` asked before each round with this generation's records so far and the verified
-    prefix, optional
-    ``keep_drafting(q_row, token)`` stop rule on the draft's confidence); each record keeps the
-    planned γ in ``gamma_chosen``.
+    prefix; optional ``keep_drafting(q_row, token)`` asked after xᵢ is drawn and proposed, to
+    decide whether position i + 1 is drafted: a stopping rule may use x₁ … xᵢ₋₁ and q₁ … qᵢ₋₁
+    when deciding on position i, never xᵢ itself nor this round's verdicts); each record keeps
+    the planned γ in ``gamma_chosen``.
     ``stop``: a collection of token ids (e.g. ``{eos}``). When a round emits one — as an
     accepted proposal, a correction or a bonus — the output ends with it: later tokens of that
     round are discarded (``RoundRecord.after_stop``) and no further round runs. The output then
