@@ -277,9 +277,17 @@ def check_int(x, name: str, low: int | None = 0, high: int | None = None, what: 
     return x
 
 
+#: The most proposals one speculative round drafts: a round keeps γ draft rows and γ + 1
+#: target rows of V probabilities, so an absurd γ (10**9) is refused, not a MemoryError or a
+#: draft loop that never ends. Papers use γ ≲ 16; speculative_generate caps γ by the tokens left.
+#: (Here, beside check_gamma, so the samplers and the γ policies share it without importing
+#: each other; ``sampling.MAX_GAMMA`` is the same number.)
+MAX_GAMMA = 4096
+
+
 def check_gamma(gamma, name: str = "gamma", *, high: int | None = None) -> int:
     """γ: a non-negative integer (bools and floats are refused, even 2.0). ``high``: the most
-    proposals one round may draft (``sampling.MAX_GAMMA`` wherever γ enters a sampler or a γ
+    proposals one round may draft (:data:`MAX_GAMMA` wherever γ enters a sampler or a γ
     policy: a round keeps a draft row and a target row of V probabilities per proposal)."""
     g = check_int(gamma, name, 0)
     if high is not None and g > high:
@@ -612,8 +620,3 @@ def check_name(x, name: str) -> str:
     if not isinstance(x, str) or not x.strip():
         raise ValueError(f"{name} must be a non-empty string, got {x!r}")
     return x
-
-
-def as_float(x) -> np.ndarray:
-    """float64 view of an exact or float array (no validation)."""
-    return np.asarray(x, dtype=np.float64)

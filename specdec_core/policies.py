@@ -11,17 +11,19 @@ was drawn from (drafting stops after the first token for which it says False).
 target's law token by token whatever γ is, provided the decision to propose each position is a
 stopping rule on the draft's own sequence: whether position i of a round is proposed may depend
 on the verified prefix, on everything earlier rounds did (their proposals, verdicts, uniforms),
-and on the draft's *earlier* tokens x₁ … xᵢ₋₁ of this round and the rows q₁ … qᵢ₋₁ they were drawn
-from. It must not depend on
+and on this round's earlier draft tokens x₁ … xᵢ₋₁ and the rows q₁ … qᵢ₋₁ they were drawn from;
+never on xᵢ itself, and never on this round's verdicts. So
 
-* xᵢ itself: drawing xᵢ and then withholding it when the draft is unsure proposes from q
+* not on xᵢ: drawing xᵢ and then withholding it when the draft is unsure proposes from q
   conditioned on confidence, not from the q that verification divides by (biased; the tree form
   is :mod:`~specdec_core.multidraft`'s ``children="pruned"``). A *greedy* draft is the exception:
   its xᵢ is a function of the earlier tokens, verified as a one-hot proposal;
-* this round's verdicts: :func:`peeking_round_law` is the exact counterexample of a rule that peeks.
+* not on this round's verdicts: :mod:`~specdec_core.peeking` is the exact counterexample of a
+  rule that peeks (its first token has law min(p, q) + (1 − α) p ≠ p).
 
-:class:`ConfidenceStop` satisfies it: it decides whether to propose position i + 1 from qᵢ(xᵢ), the
-probability of a token already proposed.
+:class:`ConfidenceStop` satisfies it: xᵢ, once drawn, is always proposed; qᵢ(xᵢ) decides only
+whether position i + 1 is drafted (a function of x₁ … xᵢ and q₁ … qᵢ, i.e. of what precedes
+position i + 1).
 
 * :class:`FixedGamma` — the constant policy (what an int means);
 * :class:`PrefixGamma` — γ from the verified prefix alone, ``rule(prefix) -> int`` (e.g. how many
@@ -41,11 +43,9 @@ Pure layer: numpy and fractions.
 from __future__ import annotations
 
 import inspect
-from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from .distributions import check_gamma, check_int, check_probability
-from .sampling import MAX_GAMMA, check_prefix
+from .distributions import MAX_GAMMA, check_gamma, check_int, check_probability
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .sampling import RoundRecord
-    from .types import Draft, ExactModel, GammaPolicy, ModelFn
+    from .types import GammaPolicy
 
 
 class FixedGamma:
@@ -111,8 +111,9 @@ class GrowShrink:
 
 
 class ConfidenceStop:
-    """Plan ``max_gamma`` proposals, but stop drafting after a token x whose draft probability
-    q(x) is below ``threshold``: the draft's own confidence, never the target's."""
+    """Plan ``max_gamma`` proposals, but stop drafting after a token xᵢ whose draft probability
+    qᵢ(xᵢ) is below ``threshold``. xᵢ itself is proposed either way: qᵢ(xᵢ) decides only whether
+    position i + 1 is drafted (the draft's own earlier tokens, never the target's verdicts)."""
 
     def __init__(self, max_gamma: int = 6, threshold=0.4):
         self.max_gamma = check_gamma(max_gamma, "max_gamma", high=MAX_GAMMA)
@@ -153,65 +154,3 @@ def as_policy(gamma: int | GammaPolicy) -> GammaPolicy:
             f"gamma must be a non-negative integer or a policy with next_gamma(records, prefix), got {type(gamma).__name__}"
         )
     return FixedGamma(check_gamma(gamma))
-
-
-def peeking_round_law(
-    target: ExactModel, draft: ExactModel, start: Sequence[int], gamma: int
-) -> dict[tuple[int, ...], Fraction]:
-    """The exact law of one round of a rule that *peeks at the target's verdict*: run the round
-    with γ proposals, but when the first proposal is rejected, throw the round away and draw one
-    token from p instead (γ = 0: "fall back to plain sampling when the draft was wrong").
-    {tokens: Fraction}. Its first token has law min(p, q) + (1 − α) p ≠ p whenever α < 1."""
-    from .processors import round_output_law
-    from .verify import acceptance_probability
-
-    g = check_gamma(gamma)
-    law = round_output_law(target, draft, start, g)
-    if g == 0:
-        return law
-    p = list(target.exact(tuple(start)))
-    alpha = Fraction(acceptance_probability(p, list(draft.exact(tuple(start)))))
-    out = {k: v for k, v in law.items() if len(k) > 1}  # rounds whose first proposal passed
-    for y, py in enumerate(p):
-        if py:
-            out[(y,)] = out.get((y,), Fraction(0)) + (1 - alpha) * py
-    return out
-
-
-def peeking_sequence_law(
-    target: ExactModel, draft: ExactModel, prefix: Sequence[int] = (), length: int = 3, gamma: int = 2
-) -> dict[tuple[int, ...], Fraction]:
-    """Exact law of ``length`` tokens from rounds of :func:`peeking_round_law` (γ_eff = min(γ,
-    remaining − 1), as ``speculative_generate`` runs them)."""
-    from .processors import chain_round_laws
-
-    return chain_round_laws(peeking_round_law, target, draft, prefix, length, gamma)
-
-
-def peeking_generate(
-    target: ModelFn,
-    draft: Draft,
-    prefix: Sequence[int],
-    *,
-    gamma: int,
-    max_new_tokens: int,
-    rng: np.random.Generator,
-) -> tuple[int, ...]:
-    """A deliberately *wrong* sampler for teaching and tests: rounds of γ proposals, but a round
-    whose first proposal is rejected is replaced by one plain draw from p (the round's γ chosen
-    after seeing the target's verdict). Returns the tokens. Its law: :func:`peeking_sequence_law`."""
-    from .distributions import inverse_cdf
-    from .sampling import speculative_round
-
-    out: list = []
-    prefix = check_prefix(prefix)
-    n = check_int(max_new_tokens, "max_new_tokens", 0)
-    g = check_gamma(gamma, high=MAX_GAMMA)
-    while len(out) < n:
-        ctx = tuple(prefix) + tuple(out)
-        rec = speculative_round(target, draft, ctx, gamma=min(g, n - len(out) - 1), rng=rng)
-        if rec.gamma and rec.stop == 0:  # peeked: the first proposal was rejected
-            out.append(inverse_cdf(target(ctx), rng.random()))
-        else:
-            out.extend(rec.emitted)
-    return tuple(out[:n])

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import numpy as np
 
 from .distributions import (
+    MAX_GAMMA,
     check_distribution,
     check_gamma,
     check_int,
@@ -190,8 +191,6 @@ class StaleProcessed:
     def propose(
         self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
     ) -> tuple[tuple[int, ...], np.ndarray]:
-        from .sampling import MAX_GAMMA
-
         prefix = check_token_ids(prefix, "prefix", _declared_vocab(self))
         gamma = check_gamma(gamma, high=MAX_GAMMA)
         rng = check_rng(rng)

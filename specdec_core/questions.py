@@ -225,9 +225,6 @@ MEASURE_QUESTION = Question(
     "rather than overlap, so that cost grows with γ and caps the gain.",
 )
 
-#: The lesson card's three questions.
-CARD_QUESTIONS = (RESIDUAL_QUESTION, EXPECTED_COUNT_QUESTION, TRUTH_QUESTION)
-
 #: Every question of the collection, in notebook order.
 ALL_QUESTIONS = (
     TRUTH_QUESTION,

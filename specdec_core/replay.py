@@ -31,10 +31,6 @@ import numpy as np
 from .distributions import check_int
 from .verify import check_rule, correction_weights
 
-#: Status of a proposal chip at a given step.
-STATUSES = ("hidden", "proposed", "accepted", "rejected", "discarded")
-STEP_KINDS = ("start", "propose", "score", "accept", "reject", "discard", "correct", "bonus", "stop")
-
 
 @dataclass(frozen=True)
 class Counters:

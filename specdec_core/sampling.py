@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .distributions import (
+from .distributions import (  # MAX_GAMMA: re-exported (sampling.MAX_GAMMA)
+    MAX_GAMMA,
     check_bool,
     check_gamma,
     check_int,
@@ -47,17 +48,13 @@ from .distributions import (
     check_token_ids,
     inverse_cdf,
 )
+from .policies import as_policy
 from .verify import check_rule, correction_weights
 
 if TYPE_CHECKING:
     from .types import Draft, GammaPolicy, Target, Tokens
 
 # ---------------------------------------------------------------- checks
-
-#: The most proposals one speculative_round drafts: a round keeps γ draft rows and γ + 1
-#: target rows of V probabilities, so an absurd γ (10**9) is refused, not a MemoryError or a
-#: draft loop that never ends. Papers use γ ≲ 16; speculative_generate caps γ by the tokens left.
-MAX_GAMMA = 4096
 
 
 def check_prefix(prefix: Tokens, vocab: int | None = None) -> tuple:
@@ -507,17 +504,16 @@ def speculative_generate(
     so nothing is truncated and every emitted token keeps the target's law.
     ``gamma``: a fixed γ (int) or a γ policy (:mod:`specdec_core.policies`: ``next_gamma(records,
     prefix)`` asked before each round with this generation's records so far and the verified
-    prefix, optional
-    ``keep_drafting(q_row, token)`` stop rule on the draft's confidence); each record keeps the
-    planned γ in ``gamma_chosen``.
+    prefix; optional ``keep_drafting(q_row, token)`` asked after xᵢ is drawn and proposed, to
+    decide whether position i + 1 is drafted: a stopping rule may use x₁ … xᵢ₋₁ and q₁ … qᵢ₋₁
+    when deciding on position i, never xᵢ itself nor this round's verdicts); each record keeps
+    the planned γ in ``gamma_chosen``.
     ``stop``: a collection of token ids (e.g. ``{eos}``). When a round emits one — as an
     accepted proposal, a correction or a bonus — the output ends with it: later tokens of that
     round are discarded (``RoundRecord.after_stop``) and no further round runs. The output then
     has the target's law of sequences stopped at the first stop token.
     ``correction`` other than "residual" is a deliberately *wrong* variant for teaching and tests.
     """
-    from .policies import as_policy
-
     vocab = check_models(target, draft)
     prefix = check_prefix(prefix, vocab)
     policy = as_policy(gamma)

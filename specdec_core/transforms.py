@@ -54,10 +54,6 @@ TOP_P_TOL = 1e-12
 MAX_EXACT_POWER = 1000
 
 
-def _is_exact_number(x) -> bool:
-    return is_exact(x) and not isinstance(x, (list, tuple, np.ndarray))
-
-
 # ---------------------------------------------------------------- helpers
 
 

@@ -34,6 +34,7 @@ from specdec_core import acceptance_stats as AS
 from specdec_core import counts as CT
 from specdec_core import coupling as CP
 from specdec_core import lawcheck as LC
+from specdec_core import peeking as PK
 from specdec_core import policies as PO
 from specdec_core import processors as PR
 from specdec_core import repeats as RP
@@ -294,7 +295,7 @@ def test_C5_1_rows_after_a_forbidden_proposal_are_not_scored():
     "call",
     [
         lambda: PR.speculative_sequence_law(Dense(10, 0, 10**4), Dense(10, 1, 10**4), (), 8, 1),
-        lambda: PO.peeking_sequence_law(Dense(10, 0, 10**4), Dense(10, 1, 10**4), (), 8, 1),
+        lambda: PK.peeking_sequence_law(Dense(10, 0, 10**4), Dense(10, 1, 10**4), (), 8, 1),
         lambda: PR.chain_round_laws(PR.round_output_law, Dense(6, 0, 10**4), Dense(6, 1, 10**4), (), 8, 2),
     ],
     ids=["speculative_sequence_law", "peeking_sequence_law", "chain_round_laws"],
@@ -366,15 +367,15 @@ FOREIGN = [
         for name, call in (
             ("round_output_law", lambda pre: lambda: PR.round_output_law(T, D, pre, 2)),
             ("speculative_sequence_law", lambda pre: lambda: PR.speculative_sequence_law(T, D, pre, 3, 2)),
-            ("peeking_round_law", lambda pre: lambda: PO.peeking_round_law(T, D, pre, 2)),
-            ("peeking_sequence_law", lambda pre: lambda: PO.peeking_sequence_law(T, D, pre, 3, 2)),
+            ("peeking_round_law", lambda pre: lambda: PK.peeking_round_law(T, D, pre, 2)),
+            ("peeking_sequence_law", lambda pre: lambda: PK.peeking_sequence_law(T, D, pre, 3, 2)),
             ("StaleProcessed.score", lambda pre: lambda: STALE.score(pre, ())),
             ("exact_round_law", lambda pre: lambda: AS.exact_round_law(T, D, pre, 1)),
             ("processed model", lambda pre: lambda: PR.processed(T, PR.RepetitionPenalty(2))(pre)),
             ("toy model", lambda pre: lambda: T(pre)),
             (
                 "peeking_generate",
-                lambda pre: lambda: PO.peeking_generate(T, D, pre, gamma=1, max_new_tokens=2, rng=R(0)),
+                lambda pre: lambda: PK.peeking_generate(T, D, pre, gamma=1, max_new_tokens=2, rng=R(0)),
             ),
         )
     ],
@@ -639,12 +640,12 @@ GAMMA_TAKERS = {
     ),
     "peeking_generate": (
         "gamma",
-        lambda v: PO.peeking_generate(T, D, (), gamma=v, max_new_tokens=3, rng=R(0)),
+        lambda v: PK.peeking_generate(T, D, (), gamma=v, max_new_tokens=3, rng=R(0)),
     ),
     "round_output_law": ("gamma", lambda v: PR.round_output_law(T, D, (), v)),
     "speculative_sequence_law": ("gamma", lambda v: PR.speculative_sequence_law(T, D, (), 2, v)),
-    "peeking_round_law": ("gamma", lambda v: PO.peeking_round_law(T, D, (), v)),
-    "peeking_sequence_law": ("gamma", lambda v: PO.peeking_sequence_law(T, D, (), 2, v)),
+    "peeking_round_law": ("gamma", lambda v: PK.peeking_round_law(T, D, (), v)),
+    "peeking_sequence_law": ("gamma", lambda v: PK.peeking_sequence_law(T, D, (), 2, v)),
     "exact_round_law": ("gamma", lambda v: AS.exact_round_law(T, D, (), v)),
     "long_run_stats": ("gamma", lambda v: AS.long_run_stats(T, D, v)),
     "full_rounds": (
@@ -712,9 +713,9 @@ PREFIX_TAKERS = {
     "autoregressive_generate": lambda v: sc.autoregressive_generate(T, v, max_new_tokens=2, rng=R(0)),
     "round_output_law": lambda v: PR.round_output_law(T, D, v, 1),
     "speculative_sequence_law": lambda v: PR.speculative_sequence_law(T, D, v, 2, 1),
-    "peeking_round_law": lambda v: PO.peeking_round_law(T, D, v, 1),
-    "peeking_sequence_law": lambda v: PO.peeking_sequence_law(T, D, v, 2, 1),
-    "peeking_generate": lambda v: PO.peeking_generate(T, D, v, gamma=1, max_new_tokens=2, rng=R(0)),
+    "peeking_round_law": lambda v: PK.peeking_round_law(T, D, v, 1),
+    "peeking_sequence_law": lambda v: PK.peeking_sequence_law(T, D, v, 2, 1),
+    "peeking_generate": lambda v: PK.peeking_generate(T, D, v, gamma=1, max_new_tokens=2, rng=R(0)),
     "StaleProcessed.score": lambda v: STALE.score(v, ()),
     "StaleProcessed.propose": lambda v: STALE.propose(v, 1, R(0)),
     "processed model": lambda v: PR.processed(T, PR.RepetitionPenalty(2))(v),

@@ -15,6 +15,7 @@ import pytest
 
 from specdec_core.llm import layout as LY
 from specdec_core.measured import codec
+from specdec_core.measured import timer as TM
 from specdec_core.measured.layout import LayoutChoice
 
 INFO = {"floor_ms": 1.0, "sample_bytes": 1, "reps": 1}
@@ -53,7 +54,7 @@ def test_W5_5_pick_refuses_nan_negative_times_and_margins(timings, margin):
 
 def test_W5_6_read_floor_fails_when_a_reader_thread_fails():
     with pytest.raises((ValueError, RuntimeError)):
-        LY.read_floor_ms([np.ones(3, np.float32)], reps=1, threads=8)
+        TM.read_floor_ms([np.ones(3, np.float32)], reps=1, threads=8)
 
 
 def test_W5_7_a_padded_weight_reports_its_logical_shape():
@@ -136,8 +137,8 @@ def test_C5_4_layout_records_name_the_field(change):
         lambda: LY.pick({"rows/gemv": {}}, **INFO),
         lambda: LY.pick({"rows/gemv": {1: 1.0}}),
         lambda: LY.pick({"rows/gemv": {1: 1.0}}, margin="x", **INFO),
-        lambda: LY.read_floor_ms([np.ones(0, np.float32)], reps=1),
-        lambda: LY.read_floor_ms([[1.0, 2.0]], reps=1),
+        lambda: TM.read_floor_ms([np.ones(0, np.float32)], reps=1),
+        lambda: TM.read_floor_ms([[1.0, 2.0]], reps=1),
     ],
     ids=[
         "sample {}",

@@ -344,6 +344,7 @@ import specdec_core.labs  # noqa: E402, F401
 import specdec_core.latency  # noqa: E402, F401
 import specdec_core.llm  # noqa: E402, F401
 import specdec_core.llm.predict  # noqa: E402, F401
+import specdec_core.peeking  # noqa: E402, F401
 import specdec_core.policies  # noqa: E402, F401
 import specdec_core.processors  # noqa: E402, F401
 import specdec_core.sampling  # noqa: E402, F401
@@ -1125,7 +1126,7 @@ COUNT_TAKERS = {
     "GrowShrink(high)": lambda v: sc.policies.GrowShrink(start=1, high=v),
     "ConfidenceStop(max_gamma)": lambda v: sc.policies.ConfidenceStop(v, 0.5),
     "round_output_law(gamma)": lambda v: sc.processors.round_output_law(T, D, (), v),
-    "peeking_sequence_law(gamma)": lambda v: sc.policies.peeking_sequence_law(T, D, (), 2, v),
+    "peeking_sequence_law(gamma)": lambda v: sc.peeking.peeking_sequence_law(T, D, (), 2, v),
     "exact_round_law(gamma)": lambda v: sc.acceptance_stats.exact_round_law(T, D, (), v),
     "sampled_traces(gamma)": lambda v: sc.llm.predict.sampled_traces([0.5] * 4, v, sims=1),
     "RoundTrace(accepted)": lambda v: sc.llm.predict.RoundTrace((3,), (v,)),
@@ -1169,8 +1170,8 @@ PREFIX_TAKERS = {
     # issue 38 (NC4): the exact laws, the processors and the toy models themselves
     "round_output_law": lambda pre: sc.processors.round_output_law(T, D, pre, 1),
     "speculative_sequence_law": lambda pre: sc.processors.speculative_sequence_law(T, D, pre, 2, 1),
-    "peeking_round_law": lambda pre: sc.policies.peeking_round_law(T, D, pre, 1),
-    "peeking_sequence_law": lambda pre: sc.policies.peeking_sequence_law(T, D, pre, 2, 1),
+    "peeking_round_law": lambda pre: sc.peeking.peeking_round_law(T, D, pre, 1),
+    "peeking_sequence_law": lambda pre: sc.peeking.peeking_sequence_law(T, D, pre, 2, 1),
     "exact_round_law": lambda pre: sc.acceptance_stats.exact_round_law(T, D, pre, 1),
     "StaleProcessed.score": lambda pre: sc.processors.StaleProcessed(
         T, [sc.processors.RepetitionPenalty(2)]

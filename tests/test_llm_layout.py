@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from specdec_core.llm import layout as L
 from specdec_core.llm import load_model
 from specdec_core.llm import model as M
+from specdec_core.measured import timer as TM
 from specdec_core.measured.layout import LayoutChoice
 
 SHAPES = [(960, 576), (576, 1536), (192, 64), (269, 24)]  # 269: a last block padded
@@ -147,12 +148,12 @@ def test_choose_layout_times_every_cell_after_a_flush_and_applies_in_place():
 
 def test_read_floor_is_the_fastest_reduction():
     arrays = [np.ones(10_000, np.float32)] * 3
-    fastest, by = L.read_floor_ms(arrays, reps=3)
+    fastest, by = TM.read_floor_ms(arrays, reps=3)
     assert set(by) == set(L.REDUCTIONS) and fastest == min(by.values()) > 0
-    two, _ = L.read_floor_ms(arrays, reps=1, threads=2)
+    two, _ = TM.read_floor_ms(arrays, reps=1, threads=2)
     assert two > 0
     with pytest.raises(ValueError, match="threads"):
-        L.read_floor_ms(arrays, threads=0)
+        TM.read_floor_ms(arrays, threads=0)
 
 
 def _choice():
@@ -234,21 +235,21 @@ def test_pick_names_what_it_lacks_and_copies_only_when_more_than_the_margin_fast
 
 def test_read_floor_fails_when_a_reader_thread_fails():  # W5-6
     with pytest.raises(ValueError, match="at least threads"):
-        L.read_floor_ms([np.ones(3, np.float32)], reps=1, threads=8)
+        TM.read_floor_ms([np.ones(3, np.float32)], reps=1, threads=8)
     with pytest.raises(ValueError, match="arrays"):
-        L.read_floor_ms([[1.0, 2.0]], reps=1)
+        TM.read_floor_ms([[1.0, 2.0]], reps=1)
 
     def boom():
         raise RuntimeError("x")
 
     with pytest.raises(RuntimeError):
-        L.read_floor_ms([np.ones(64, np.float32)], reps=1, threads=2, before=boom)
+        TM.read_floor_ms([np.ones(64, np.float32)], reps=1, threads=2, before=boom)
     bad = np.ones(64, np.float32)
     saved = L.REDUCTIONS["dot"]
     try:
         L.REDUCTIONS["dot"] = lambda v: (_ for _ in ()).throw(ZeroDivisionError("in a thread"))
         with pytest.raises(RuntimeError, match="reader thread failed"):
-            L.read_floor_ms([bad], reps=1, threads=2)
+            TM.read_floor_ms([bad], reps=1, threads=2)
     finally:
         L.REDUCTIONS["dot"] = saved
 

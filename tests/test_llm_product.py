@@ -5,6 +5,7 @@ matrix shape SmolLM2-135M uses, the head included. Random weights: no model file
 import numpy as np
 import pytest
 
+from specdec_core.llm import layout as L
 from specdec_core.llm import model as M
 
 # (out, in) of every weight matrix of SmolLM2-135M: fused q/k/v, attention output, fused
@@ -54,13 +55,13 @@ def test_each_path_is_taken(weights, monkeypatch):
 
     monkeypatch.setattr(M.np, "matmul", spy)
     M.product(np.ones((4, 576), np.float32), w)
-    assert seen == [3]  # blocks (out/BLOCK, BLOCK, in)
+    assert seen == [3]  # row blocks (out/16, 16, in)
     seen.clear()
-    M.product(np.ones((M.BLOCKED_MAX_ROWS + 1, 576), np.float32), w)
+    M.product(np.ones((L.SMALL_MAX_ROWS + 1, 576), np.float32), w)
     assert seen == []  # one BLAS call through the @ operator
 
 
 def test_odd_output_sizes_fall_back(weights):
-    w = weights["wo"][:575]  # not a multiple of BLOCK
+    w = weights["wo"][:575]  # not a multiple of the block height 16
     x = np.random.default_rng(1).standard_normal((4, 576), dtype=np.float32)
     np.testing.assert_allclose(M.product(x, w), x @ w.T, rtol=1e-4, atol=1e-4)

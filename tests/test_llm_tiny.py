@@ -22,6 +22,7 @@ from specdec_core.llm import (
     load_model,
     probs_from_logits,
 )
+from specdec_core.llm import layout as L  # noqa: E402
 from specdec_core.llm import model as M  # noqa: E402
 from specdec_core.llm.loader import load_gguf  # noqa: E402
 from specdec_core.llm.testing import CFG, reference_logits, sequence_law  # noqa: E402
@@ -117,7 +118,7 @@ def test_trap_float64_promotion_is_caught(tiny, ids):
 def test_float64_weights_are_refused(tiny):
     _, _, lm = tiny
     w = dict(lm.model.w)
-    w["0.wo"] = w["0.wo"].astype(np.float64)
+    w["0.wo"] = L.as_rows(w["0.wo"]).astype(np.float64)  # the model holds Weights
     with pytest.raises(ValueError, match="float32"):
         M.Llama(lm.cfg, w)
 
@@ -138,13 +139,23 @@ def test_cache_vs_no_cache_and_chunked_vs_incremental(tiny, ids):
     assert np.abs(chunked - full).max() < 1e-4
 
 
-@pytest.mark.parametrize("blocked_max,block", [(0, 16), (32, 16), (32, 8), (64, 4)])
-def test_product_paths_agree_in_the_forward_pass(tiny, ids, monkeypatch, blocked_max, block):
+@pytest.mark.parametrize(
+    "plan",
+    [
+        {1: "gemv", 2: "blas"},  # BLAS for every T > 1
+        {1: "gemv", 2: "rows16"},  # the plain rows' plan (layout.PLAIN_PLAN)
+        {1: "gemv", 2: "rows8"},
+        {1: "rows32", 2: "rows32"},  # row blocks taller than some matrices' outputs: BLAS there
+        {1: "nb1", 2: "nb2", 4: "nb4"},  # the compiled loops
+    ],
+)
+def test_product_paths_agree_in_the_forward_pass(tiny, ids, plan):
     m = tiny[2].model
     ref = m.logits_for(ids)
-    monkeypatch.setattr(M, "BLOCKED_MAX_ROWS", blocked_max)
-    monkeypatch.setattr(M, "BLOCK", block)
-    assert np.abs(m.logits_for(ids) - ref).max() < 1e-4
+    w = {k: L.Weight(L.as_rows(v), "rows", plan) if L.is_matrix(v) else v for k, v in m.w.items()}
+    other = M.Llama(m.cfg, w, check_dtype=m.check_dtype)
+    assert all(other.w[k].plan == plan for k in w if L.is_matrix(w[k]))
+    assert np.abs(other.logits_for(ids) - ref).max() < 1e-4
 
 
 def test_rollback_then_new_tokens(tiny, ids):

@@ -22,15 +22,13 @@ import numpy as np
 import pytest
 
 from specdec_core import chi_square_gof, speculative_generate
+from specdec_core.peeking import peeking_generate, peeking_round_law, peeking_sequence_law
 from specdec_core.policies import (
     ConfidenceStop,
     FixedGamma,
     GrowShrink,
     PrefixGamma,
     as_policy,
-    peeking_generate,
-    peeking_round_law,
-    peeking_sequence_law,
 )
 from specdec_core.power import chi_square_power
 from specdec_core.replay import replay_steps

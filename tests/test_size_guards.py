@@ -62,7 +62,8 @@ def test_proposal_law_refuses_an_enumeration_over_the_limit(monkeypatch):
 
 
 def test_speculative_round_refuses_an_absurd_gamma():
-    from specdec_core.sampling import MAX_GAMMA, speculative_round
+    from specdec_core.distributions import MAX_GAMMA
+    from specdec_core.sampling import speculative_round
 
     target, draft = _Tripwire(4), _Tripwire(4)
     with pytest.raises(ValueError, match=rf"gamma = 1,000,000,000 .*at most {MAX_GAMMA:,}"):

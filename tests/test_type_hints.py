@@ -39,6 +39,7 @@ FULLY_HINTED: tuple[str, ...] = (
     "latency.py",
     "lawcheck.py",
     "multidraft.py",
+    "peeking.py",
     "policies.py",
     "power.py",
     "processors.py",

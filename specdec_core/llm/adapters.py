@@ -15,7 +15,6 @@ draft, verification and overhead time without touching the sampler.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -29,6 +28,7 @@ from ..distributions import (
     check_token_ids,
     inverse_cdf,
 )
+from ..measured.timer import Stopwatch
 from ..transforms import softmax
 from .model import KVCache, Llama
 
@@ -78,7 +78,7 @@ def sample_proposals(
     """γ proposals of a draft that is itself a language model: each one drawn from
     q = softmax(``logits_after(ctx)`` / T) by the inverse CDF and appended to ctx before the next.
     Returns the tokens and their q rows (γ, V); the time is logged as one "draft" call."""
-    t = time.perf_counter()
+    watch = Stopwatch()
     gamma, rng = check_gamma(gamma), check_rng(rng)
     ctx = list(check_token_ids(prefix, "prefix", vocab))
     toks, rows = [], []
@@ -88,7 +88,7 @@ def sample_proposals(
         toks.append(x)
         rows.append(q)
         ctx.append(x)
-    log.add("draft", gamma, gamma, time.perf_counter() - t)
+    log.add("draft", gamma, gamma, watch.seconds())
     return toks, (np.stack(rows) if rows else np.zeros((0, vocab)))
 
 
@@ -138,18 +138,18 @@ class CachedTarget:
 
     def logits(self, prefix: Sequence[int], continuation: Sequence[int] = ()) -> np.ndarray:
         """(len(continuation)+1, V) float32 logits after prefix, prefix+c₁, …, in one call."""
-        t = time.perf_counter()
+        watch = Stopwatch()
         out, new = self._forward(prefix, continuation)
-        self.log.add("target", new, out.shape[0], time.perf_counter() - t)
+        self.log.add("target", new, out.shape[0], watch.seconds())
         return out
 
     def score(self, prefix: Sequence[int], continuation: Sequence[int]) -> np.ndarray:
         """The rows of p for one verification call; the call's logged time includes the
         softmax, so a run's target time is all the work of scoring."""
-        t = time.perf_counter()
+        watch = Stopwatch()
         out, new = self._forward(prefix, continuation)
         probs = probs_from_logits(out, self.temperature)
-        self.log.add("target", new, out.shape[0], time.perf_counter() - t)
+        self.log.add("target", new, out.shape[0], watch.seconds())
         return probs
 
     def _forward(self, prefix, continuation) -> tuple[np.ndarray, int]:
@@ -211,9 +211,9 @@ class PromptLookupDraft:
         return self._lookup(list(prefix), limit)
 
     def available(self, prefix: Sequence[int], gamma: int) -> int:
-        t = time.perf_counter()
+        watch = Stopwatch()
         out = len(self._lookup(list(prefix), gamma))
-        self.log.add("lookup", 0, 0, time.perf_counter() - t)
+        self.log.add("lookup", 0, 0, watch.seconds())
         return out
 
     def propose_tokens(self, prefix: Sequence[int], gamma: int) -> list[int]:
@@ -231,12 +231,12 @@ class PromptLookupDraft:
     def propose(
         self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
     ) -> tuple[list[int], np.ndarray]:
-        t = time.perf_counter()
+        watch = Stopwatch()
         gamma = check_gamma(gamma)
         toks = self.propose_tokens(prefix, gamma)
         q = np.zeros((gamma, self.V))
         q[np.arange(gamma), toks] = 1.0
-        self.log.add("draft", 0, gamma, time.perf_counter() - t)
+        self.log.add("draft", 0, gamma, watch.seconds())
         return toks, q
 
     def __call__(self, prefix):

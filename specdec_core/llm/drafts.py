@@ -21,7 +21,6 @@ for the benchmark's clean-state rule.
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
@@ -36,6 +35,7 @@ from ..distributions import (
     check_token_ids,
     inverse_cdf,
 )
+from ..measured.timer import Stopwatch
 from ..transforms import apply_temperature
 from .adapters import CallLog, check_model_temperature, probs_from_logits, sample_proposals
 from .layout import quantize_weights
@@ -143,7 +143,7 @@ class NgramDraft:
     def propose(
         self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
     ) -> tuple[list[int], np.ndarray]:
-        t = time.perf_counter()
+        watch = Stopwatch()
         gamma, rng = check_gamma(gamma), check_rng(rng)
         self.sync(prefix)
         ctx = [int(x) for x in prefix]
@@ -154,7 +154,7 @@ class NgramDraft:
             toks.append(x)
             rows.append(q)
             ctx.append(x)
-        self.log.add("draft", 0, gamma, time.perf_counter() - t)
+        self.log.add("draft", 0, gamma, watch.seconds())
         return toks, (np.stack(rows) if rows else np.zeros((0, self.V)))
 
     def __call__(self, prefix):

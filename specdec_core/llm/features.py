@@ -27,7 +27,6 @@ be accepted.
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
@@ -35,6 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..distributions import (
+    MAX_GAMMA,
     check_choice,
     check_gamma,
     check_int,
@@ -45,8 +45,9 @@ from ..distributions import (
     check_temperature,
     check_token_ids,
 )
-from ..sampling import MAX_GAMMA
+from ..measured.timer import Stopwatch
 from .adapters import CachedTarget, CallLog, probs_from_logits
+from .layout import as_weight
 from .model import Llama, product
 
 INPUTS = ("h,e", "h,hprev,e")
@@ -153,7 +154,7 @@ class FeatureMap:
 
     def design(self, h, e, h_prev=None) -> np.ndarray:
         """The map's input rows φ(x), float32 (N, n_features)."""
-        parts = [h, h_prev, e] if self.inputs == "h,hprev,e" else [h, e]
+        parts = _parts(self.inputs, h, h_prev, e)
         if self.inputs == "h,hprev,e" and h_prev is None:
             raise ValueError("this map's inputs include h_prev: pass h_prev")
         x = np.concatenate([np.atleast_2d(np.asarray(a, np.float32)) for a in parts], axis=1)
@@ -213,25 +214,14 @@ def fit_feature_map(
     0.19 / 0.28 / 0.30 on the copy / code / story workloads' own continuations (plain [h_t, e]:
     0.47, 0.23, 0.16 / 0.22 / 0.25)."""
     inputs = check_choice(inputs, "inputs", INPUTS)
-    h = _check_rows("h", h)
+    h, e, h_next, h_prev = _check_fit_rows(h, e, h_next, h_prev, inputs)
     N, D = h.shape
-    e = _check_rows("e", e, N, D)
-    h_next = _check_rows("h_next", h_next, N, D)
-    if inputs == "h,hprev,e":
-        if h_prev is None:
-            raise ValueError("h_prev is required when inputs is 'h,hprev,e'")
-        h_prev = _check_rows("h_prev", h_prev, N, D)
     ridge = float(check_nonnegative(ridge, "ridge"))
-    n_random = check_int(n_random, "n_random", 0, what=f"an integer from 0 to {MAX_RANDOM} (random features)")
-    if n_random > MAX_RANDOM:
-        raise ValueError(
-            f"n_random must be at most {MAX_RANDOM} (its normal equations would not fit in memory), got {n_random}"
-        )
+    n_random = _check_n_random(n_random)
     progress = _check_progress(progress)
     norm_weight = _check_norm_weight(norm_weight, D) if renorm else None
     _check_enough_rows(N, (3 if inputs == "h,hprev,e" else 2) * D + n_random, ridge)
-    parts = [h, h_prev, e] if inputs == "h,hprev,e" else [h, e]
-    X = np.concatenate([np.asarray(a, np.float32) for a in parts], axis=1)
+    X = np.concatenate([np.asarray(a, np.float32) for a in _parts(inputs, h, h_prev, e)], axis=1)
     _report(
         progress, f"fit: {N} positions, inputs {inputs} ({X.shape[1]} numbers) + {n_random} random features"
     )
@@ -252,6 +242,34 @@ def fit_feature_map(
         renorm=bool(renorm),
         norm_weight=norm_weight,
     )
+
+
+def _parts(inputs: str, h, h_prev, e) -> list:
+    """The blocks of φ's input rows, in order: [h, h_prev, e] or [h, e]."""
+    return [h, h_prev, e] if inputs == "h,hprev,e" else [h, e]
+
+
+def _check_fit_rows(h, e, h_next, h_prev, inputs: str) -> tuple:
+    """(h, e, h_next, h_prev) checked: the same (N, D) rows each; h_prev only (and then
+    required) when ``inputs`` is "h,hprev,e"."""
+    h = _check_rows("h", h)
+    N, D = h.shape
+    e = _check_rows("e", e, N, D)
+    h_next = _check_rows("h_next", h_next, N, D)
+    if inputs == "h,hprev,e":
+        if h_prev is None:
+            raise ValueError("h_prev is required when inputs is 'h,hprev,e'")
+        h_prev = _check_rows("h_prev", h_prev, N, D)
+    return h, e, h_next, h_prev
+
+
+def _check_n_random(n_random) -> int:
+    n_random = check_int(n_random, "n_random", 0, what=f"an integer from 0 to {MAX_RANDOM} (random features)")
+    if n_random > MAX_RANDOM:
+        raise ValueError(
+            f"n_random must be at most {MAX_RANDOM} (its normal equations would not fit in memory), got {n_random}"
+        )
+    return n_random
 
 
 def _check_enough_rows(N: int, n_features: int, ridge: float) -> None:
@@ -350,7 +368,7 @@ def alpha_by_depth(
         counts.append(int(len(tr)))
         acc = {name: {float(T): 0.0 for T in temperatures} for name in shortlists}
         for s0 in range(0, len(tr), chunk):
-            zp = product(feats.h_next[tr[s0 : s0 + chunk]], head)  # head: an array or a laid-out Weight
+            zp = product(feats.h_next[tr[s0 : s0 + chunk]], head)
             zq = product(nh[s0 : s0 + chunk], head) * np.float32(fmap.logit_scale)
             for T in temperatures:
                 T = float(T)
@@ -437,7 +455,7 @@ class FeatureDraft:
         else:
             ids = np.unique(np.asarray(check_token_ids(shortlist, "shortlist", self.V), dtype=np.int64))
             self.rows = ids
-            self.head = self.model.head_rows(ids)  # validates the ids
+            self.head = as_weight(self.model.head_rows(ids))  # validates the ids
         self.log = log if log is not None else CallLog()
         self.fallbacks = 0
 
@@ -462,12 +480,12 @@ class FeatureDraft:
         c = cache.common_prefix(prefix)
         spent = 0.0
         if c < L - 1 or c == 0:
-            t = time.perf_counter()
+            watch = Stopwatch()
             cache.rollback(c)
             stop = max(L - 1, 1)
             self.model.forward(prefix[c:stop], cache)
             self.fallbacks += 1
-            spent = time.perf_counter() - t
+            spent = watch.seconds()
             self.log.add("draft-prefill", stop - c, 0, spent)
             c = stop
         i = L - 1 if c >= L else L - 2
@@ -490,7 +508,7 @@ class FeatureDraft:
     def propose(self, prefix, gamma, rng):
         from ..distributions import inverse_cdf
 
-        t0 = time.perf_counter()
+        watch = Stopwatch()
         ctx = list(check_token_ids(prefix, "prefix", self.V))
         if not ctx:
             raise ValueError("prefix must hold at least one token (the draft continues a text)")
@@ -507,7 +525,7 @@ class FeatureDraft:
             tok = int(j if self.rows is None else self.rows[j])
             toks.append(tok)
             rows.append(self._full(qs))
-        self.log.add("draft", 0, gamma, time.perf_counter() - t0 - spent)
+        self.log.add("draft", 0, gamma, watch.seconds() - spent)
         return toks, (np.stack(rows) if rows else np.zeros((0, self.V)))
 
     def __call__(self, prefix):
@@ -533,7 +551,7 @@ def alpha_along(
     depth = check_int(depth, "depth", 1)
     feats = collect_features(model, [tokens])
     head = model.w["head"]
-    W = head if shortlist is None else model.head_rows(shortlist)
+    W = head if shortlist is None else as_weight(model.head_rows(shortlist))
     ids = None if shortlist is None else np.asarray(shortlist, np.int64)
     n = len(tokens) - start
     out = np.full((n, depth), np.nan)

@@ -26,10 +26,10 @@ cache folder (``~/.cache/numba``, or ``$NUMBA_CACHE_DIR`` if set): a second star
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from numba import njit
+
+from ..measured.timer import Stopwatch
 
 #: The largest number of rows the compiled loops take (a round verifies γ+1 ≤ 8 positions here).
 KERNEL_MAX_ROWS = 8
@@ -195,7 +195,7 @@ def product_q8(x: np.ndarray, codes: np.ndarray, scale: np.ndarray, group: int =
 def warm_up() -> tuple[float, int]:
     """Compile (or load from numba's cache) every kernel: (seconds, kernels compiled now). A first
     start in a fresh environment compiles all of them; a second start loads them (0 compiled)."""
-    t = time.perf_counter()
+    watch = Stopwatch()
     w = np.ones((4, 8), np.float32)
     c, s = quantize_rows(w)
     x = np.ones((4, 8), np.float32)
@@ -204,7 +204,7 @@ def warm_up() -> tuple[float, int]:
     for g in Q8_KERNELS:
         product_q8(x, c, s, g)
     compiled = sum(sum(k.stats.cache_misses.values()) for k in (*F32_KERNELS.values(), *Q8_KERNELS.values()))
-    return time.perf_counter() - t, compiled
+    return watch.seconds(), compiled
 
 
 def cache_folder() -> str:

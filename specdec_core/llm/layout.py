@@ -36,13 +36,11 @@ dispatches on it. All methods give ``x @ w.T`` up to float32 rounding (``tests/t
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..distributions import check_int, check_int_sequence
 from ..measured.layout import LayoutChoice, check_storage
-from ..measured.timer import REDUCTIONS, read_floor_ms  # noqa: F401  (re-exported: the layout's floor)
+from ..measured.timer import REDUCTIONS, read_floor_ms, time_calls  # noqa: F401  (read_floor_ms: bench_passcost's, until it imports measured.timer)
 from . import kernels
 from .kernels import KERNEL_MAX_ROWS
 
@@ -223,15 +221,38 @@ class Weight:
         return self.data if self.storage == "rows" else self.rows(np.arange(self.shape[0]))
 
 
+#: The plan of a matrix stored as loaded when no layout was timed (``load_model(layout=None)``,
+#: the test models, a draft's own small matrices): one row by BLAS gemv (streams each weight row
+#: once), 2 … :data:`SMALL_MAX_ROWS` rows in row blocks of 16 outputs (each block read once while
+#: in cache; a height that does not divide the outputs falls back to BLAS), more rows one BLAS
+#: call (a prompt's prefill, compute-bound).
+PLAIN_PLAN = {1: "gemv", 2: "rows16"}
+
+
+def as_weight(w) -> Weight:
+    """``w`` as a :class:`Weight`: a Weight as it is; a 2-D ndarray (out, in) as a plain-rows
+    Weight (:data:`PLAIN_PLAN`, no copy). Every matrix the model multiplies goes through here,
+    so the forward pass has one product path."""
+    if isinstance(w, Weight):
+        return w
+    if not isinstance(w, np.ndarray) or w.ndim != 2:
+        raise ValueError(f"a weight matrix must be a 2-D ndarray or a Weight, got {type(w).__name__}")
+    return Weight(w, "rows", PLAIN_PLAN)
+
+
 def as_rows(w) -> np.ndarray:
     """The (out, in) ndarray behind ``w`` (a :class:`Weight` or an ndarray)."""
-    return w.dense() if isinstance(w, Weight) else w
+    return as_weight(w).dense()
+
+
+def is_matrix(w) -> bool:
+    """A weight matrix (a 2-D ndarray or a :class:`Weight`), not a norm vector or a flag."""
+    return getattr(w, "ndim", 0) == 2
 
 
 # ---------------------------------------------------------------- the timed choice
 
 
-#: Streaming reductions tried for the read floor: which streams fastest differs between CPUs.
 def sample_matrices(weights: dict, head_rows: int = 8192) -> dict[str, np.ndarray]:
     """{name: (out, in) matrix} timed by :func:`choose_layout`: every matrix of the first,
     middle and last layer, and the first ``head_rows`` rows of the head (the head is the
@@ -247,12 +268,76 @@ def sample_matrices(weights: dict, head_rows: int = 8192) -> dict[str, np.ndarra
     if not layers:
         raise ValueError("weights holds no layer matrices")
     chosen = {layers[0], layers[len(layers) // 2], layers[-1]}
-    out = {k: as_rows(w) for k, w in weights.items() if layer(k) in chosen and getattr(w, "ndim", 0) == 2}
+    out = {k: as_rows(w) for k, w in weights.items() if layer(k) in chosen and is_matrix(w)}
     if "head" in weights:
-        h = weights["head"]
+        h = as_weight(weights["head"])
         n = min(check_int(head_rows, "head_rows", 1), h.shape[0])
-        out["head"] = h.rows(np.arange(n)) if isinstance(h, Weight) else h[:n]  # never the whole head copied
+        out["head"] = h.rows(np.arange(n))  # never the whole head copied
     return out
+
+
+def _check_choice_args(Ts, reps, seed, flush) -> tuple[list[int], int, int]:
+    Ts = list(check_int_sequence(Ts, "Ts", low=1, high=SMALL_MAX_ROWS))
+    if len(set(Ts)) != len(Ts):
+        raise ValueError(f"Ts must not repeat a size, got {Ts}")
+    if 1 not in Ts:
+        raise ValueError("Ts must include 1 (the decode step every ratio is taken against)")
+    reps, seed = check_int(reps, "reps", 1, 1000), check_int(seed, "seed")
+    if flush is not None and not callable(flush):
+        raise ValueError(f"flush must be a function or None, got {flush!r}")
+    return Ts, reps, seed
+
+
+def _check_sample(mats) -> dict[str, np.ndarray]:
+    if not isinstance(mats, dict) or not mats:
+        raise ValueError("sample must be a non-empty dict of (out, in) matrices")
+    for k, m in mats.items():
+        if not isinstance(m, np.ndarray) or m.ndim != 2 or 0 in m.shape or m.dtype != np.float32:
+            raise ValueError(f"sample[{k!r}] must be a non-empty 2-D float32 matrix")
+    return mats
+
+
+def _stream_the_rest(weights: dict, mats: dict):
+    """The default flush: stream the stored data of every matrix not sampled (no dense copy)
+    with the cheapest reduction, as a whole pass leaves the caches."""
+    rest = [as_weight(w).data.reshape(-1) for k, w in weights.items() if is_matrix(w) and k not in mats]
+
+    def flush():
+        for v in rest:
+            v.max()
+
+    return flush
+
+
+def _timed_calls(mats: dict, Ts: list[int], seed: int, quantized: bool) -> dict:
+    """{("floor", reduction) | (storage, method, T): no-argument call}: the read floor of the
+    sample stored as rows (each of :data:`REDUCTIONS`) and every cell, products of the sample."""
+    shapes = [m.shape for m in mats.values()]
+    stored = {s: [store(np.ascontiguousarray(m), s) for m in mats.values()] for s in storages(shapes)}
+    q8 = [kernels.quantize_rows(m) for m in mats.values()] if quantized else []
+    if q8:  # the quantized-copy draft's storage: timed for its plan, never chosen for the target
+        stored["q8"] = [c for c, _ in q8]
+    scales = {"q8": [s for _, s in q8]}
+    outs = [m.shape[0] for m in mats.values()]
+    rng = np.random.default_rng(seed)
+    xs = {T: [rng.standard_normal((T, m.shape[1]), dtype=np.float32) for m in mats.values()] for T in Ts}
+    flat = [a.reshape(-1) for a in stored["rows"]]
+
+    def floor(f):
+        return lambda: [f(v) for v in flat]
+
+    def cell(s, m, T):
+        args = list(zip(xs[T], stored[s], outs, scales.get(s, outs)))
+
+        def run():
+            for x, data, o, sc in args:
+                multiply(x, data, s, m, o, sc)
+
+        return run
+
+    calls = {("floor", k): floor(f) for k, f in REDUCTIONS.items()}
+    calls.update({(s, m, T): cell(s, m, T) for s in stored for T in Ts for m in methods(s, T)})
+    return calls
 
 
 def choose_layout(
@@ -267,60 +352,22 @@ def choose_layout(
     """Time every (storage, method) on a sample of ``weights`` (:func:`sample_matrices`) for
     each T, choose the storage whose fastest methods sum to the least over ``Ts``, and, per T,
     its fastest method. ``quantized``: also time the int8 storage ``"q8"`` of the quantized-copy
-    draft (its plan: :meth:`LayoutChoice.plan_of`). ``flush``: called (untimed) before every timed call, to leave the caches
-    as a whole pass leaves them; default: stream the model's other matrices once
-    (:func:`read_floor_ms`'s cheapest reduction). Interleaved: every repeat times every cell once."""
+    draft (its plan: :meth:`LayoutChoice.plan_of`). ``flush``: called (untimed) before every
+    timed call, to leave the caches as a whole pass leaves them; default: stream the model's
+    other matrices once (:data:`REDUCTIONS`' max). Timed by :func:`~specdec_core.measured.timer.time_calls`,
+    interleaved: every repeat times the read floor of the sample (:data:`REDUCTIONS`) and then
+    every cell once, each after a flush; the medians are kept."""
     kernels.warm_up()  # compile (or load) the compiled loops before anything is timed
-    Ts = list(check_int_sequence(Ts, "Ts", low=1, high=SMALL_MAX_ROWS))
-    if len(set(Ts)) != len(Ts):
-        raise ValueError(f"Ts must not repeat a size, got {Ts}")
-    if 1 not in Ts:
-        raise ValueError("Ts must include 1 (the decode step every ratio is taken against)")
-    reps, seed = check_int(reps, "reps", 1, 1000), check_int(seed, "seed")
-    if flush is not None and not callable(flush):
-        raise ValueError(f"flush must be a function or None, got {flush!r}")
-    mats = sample if sample is not None else sample_matrices(weights)
-    if not isinstance(mats, dict) or not mats:
-        raise ValueError("sample must be a non-empty dict of (out, in) matrices")
-    for k, m in mats.items():
-        if not isinstance(m, np.ndarray) or m.ndim != 2 or 0 in m.shape or m.dtype != np.float32:
-            raise ValueError(f"sample[{k!r}] must be a non-empty 2-D float32 matrix")
-    shapes = [m.shape for m in mats.values()]
-    stored = {s: [store(np.ascontiguousarray(m), s) for m in mats.values()] for s in storages(shapes)}
-    q8 = [kernels.quantize_rows(m) for m in mats.values()] if quantized else []
-    if q8:  # the quantized-copy draft's storage: timed for its plan, never chosen for the target
-        stored["q8"] = [c for c, _ in q8]
-    scales = {"q8": [s for _, s in q8]}
-    outs = [m.shape[0] for m in mats.values()]
-    if flush is None:  # stream the stored data of every matrix not sampled (no dense copy)
-        rest = [
-            (w.data if isinstance(w, Weight) else w).reshape(-1)
-            for k, w in weights.items()
-            if getattr(w, "ndim", 0) == 2 and k not in mats
-        ]
-
-        def flush():
-            for v in rest:
-                v.max()
-
-    rng = np.random.default_rng(seed)
-    xs = {T: [rng.standard_normal((T, m.shape[1]), dtype=np.float32) for m in mats.values()] for T in Ts}
-    cells = [(s, m, T) for s in stored for T in Ts for m in methods(s, T)]
-    times: dict[tuple, list] = {c: [] for c in cells}
-    floor_t = {k: [] for k in REDUCTIONS}
-    for _ in range(reps):
-        for k, ms in read_floor_ms(stored["rows"], reps=1, before=flush)[1].items():
-            floor_t[k].append(ms)
-        for s, m, T in cells:
-            flush()
-            t = time.perf_counter()
-            for x, data, o, sc in zip(xs[T], stored[s], outs, scales.get(s, outs)):
-                multiply(x, data, s, m, o, sc)
-            times[(s, m, T)].append((time.perf_counter() - t) * 1e3)
+    Ts, reps, seed = _check_choice_args(Ts, reps, seed, flush)
+    mats = _check_sample(sample if sample is not None else sample_matrices(weights))
+    flush = flush if flush is not None else _stream_the_rest(weights, mats)
+    spreads = time_calls(_timed_calls(mats, Ts, seed, quantized), reps, flush=flush, sweep=False)
     timings: dict[str, dict[int, float]] = {}
-    for (s, m, T), v in times.items():
-        timings.setdefault(f"{s}/{m}", {})[T] = float(np.median(v))
-    floors = {k: float(np.median(v)) for k, v in floor_t.items()}
+    for key, sp in spreads.items():
+        if key[0] != "floor":
+            s, m, T = key
+            timings.setdefault(f"{s}/{m}", {})[T] = sp.median
+    floors = {key[1]: sp.median for key, sp in spreads.items() if key[0] == "floor"}
     return pick(
         timings,
         floor_ms=min(floors.values()),
@@ -399,17 +446,16 @@ def apply_layout(weights: dict, choice: LayoutChoice) -> dict:
     its copy is made, so the weights are never held twice. Returns ``weights``."""
     if not isinstance(choice, LayoutChoice):
         raise ValueError(f"choice must be a LayoutChoice (choose_layout), got {type(choice).__name__}")
-    for k, w in weights.items():  # checked first: nothing is converted when one matrix is wrong
-        if getattr(w, "ndim", 0) == 2 and not isinstance(w, Weight) and w.dtype != np.float32:
-            raise ValueError(f"weights[{k!r}] is {w.dtype}: the forward pass multiplies float32 matrices")
-    for k in list(weights):
-        w = weights[k]
-        if not isinstance(w, Weight) and getattr(w, "ndim", 0) != 2:
-            continue
-        rows = as_rows(w)
+    bad = [k for k, w in weights.items() if is_matrix(w) and as_weight(w).dtype != np.float32]
+    if bad:  # checked first: nothing is converted when one matrix is wrong
+        raise ValueError(
+            f"weights[{bad[0]!r}] is {weights[bad[0]].dtype}: the forward pass multiplies float32 matrices"
+        )
+    for k in [k for k, w in weights.items() if is_matrix(w)]:
+        rows = as_rows(weights[k])
         data = rows if choice.storage == "rows" else store(np.ascontiguousarray(rows), choice.storage)
         weights[k] = Weight(data, choice.storage, choice.plan, out=rows.shape[0])
-        del rows, w, data
+        del rows, data
     return weights
 
 
@@ -425,7 +471,7 @@ def quantize_weights(weights: dict, choice: LayoutChoice | None = None) -> dict:
     plan = plan or {1: "nb1", 4: "nb4"}
     out = {}
     for k, w in weights.items():
-        if isinstance(w, Weight) or getattr(w, "ndim", 0) == 2:
+        if is_matrix(w):
             codes, scale = kernels.quantize_rows(as_rows(w))
             out[k] = Weight(codes, "q8", plan, scale=scale)
         else:

@@ -2,7 +2,7 @@
 
 Everything is read with the ``gguf`` package (``GGUFReader`` and ``gguf.quants.dequantize``);
 nothing here parses the file format by hand. The weights are rearranged once, at load time,
-into the layout the forward pass multiplies fastest (see :func:`pack_weights`), and can be
+into the layout the forward pass multiplies fastest (see :func:`iter_packed`), and can be
 cached as plain ``.npy`` files (read back with ``allow_pickle=False``) keyed by the model
 file's size and SHA-256, so a second load skips the reader and the dequantization.
 """
@@ -15,11 +15,12 @@ import json
 import os
 import shutil
 import tempfile
-import time
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from ..measured.timer import Stopwatch
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -116,22 +117,6 @@ def read_tokenizer_data(reader: GGUFReader) -> dict[str, Any]:
     }
 
 
-def dequantized_tensors(reader: GGUFReader, progress: Progress | None = None) -> dict[str, np.ndarray]:
-    """{name: float32 array} for every tensor, shaped (rows, columns) like the matrices
-    y = W @ x they hold (W[out, in]); 1-D norms stay 1-D."""
-    from gguf.quants import dequantize
-
-    out = {}
-    n = len(reader.tensors)
-    for i, t in enumerate(reader.tensors):
-        w = dequantize(t.data, t.tensor_type)
-        shape = tuple(int(s) for s in reversed(t.shape))  # GGUF lists the fastest axis first
-        out[t.name] = np.ascontiguousarray(w, dtype=np.float32).reshape(shape)
-        if progress is not None:
-            progress(i + 1, n, "dequantize")
-    return out
-
-
 def packed_names(cfg: LlamaConfig) -> list[str]:
     """The names of the packed arrays, in the order they are built."""
     names = ["head", "tied", "output_norm"]
@@ -181,11 +166,6 @@ def iter_packed(
             dense(np.concatenate([get(b + "ffn_gate.weight"), get(b + "ffn_up.weight")], axis=0)),
         )
         yield f"{i}.wdown", dense(get(b + "ffn_down.weight"))
-
-
-def pack_weights(tensors: dict[str, np.ndarray], cfg: LlamaConfig) -> dict[str, np.ndarray]:
-    """Rearrange dequantized tensors for the forward pass (see :func:`iter_packed`)."""
-    return dict(iter_packed(tensors.__getitem__, cfg, "output.weight" in tensors))
 
 
 def reader_getter(reader: GGUFReader) -> tuple[Callable[[str], np.ndarray], bool]:
@@ -284,31 +264,31 @@ def load_gguf(
     or False. ``progress(i, n, stage)`` is called as tensors are dequantized or loaded.
     """
     path = path or model_path()
-    t0 = time.perf_counter()
+    total, stage = Stopwatch(), Stopwatch()  # the whole load; one stage at a time
     stages = {}
     folder = None
     if cache:
         root = default_cache_dir() if cache is True else str(cache)
         key = file_key(path)
-        stages["hash_s"] = time.perf_counter() - t0
+        stages["hash_s"] = stage.seconds()
         folder = os.path.join(root, key)
         if os.path.exists(os.path.join(folder, "names.json")):
-            t = time.perf_counter()
+            stage.restart()
             cfg, packed, tok = _load_cache(folder, progress)
-            stages["load_cache_s"] = time.perf_counter() - t
-            return cfg, packed, tok, LoadInfo(path, True, time.perf_counter() - t0, folder, stages)
+            stages["load_cache_s"] = stage.seconds()
+            return cfg, packed, tok, LoadInfo(path, True, total.seconds(), folder, stages)
     import gguf
 
-    t = time.perf_counter()
+    stage.restart()
     reader = gguf.GGUFReader(path)
     cfg = read_config(reader)
     tok = read_tokenizer_data(reader)
-    stages["read_s"] = time.perf_counter() - t
+    stages["read_s"] = stage.seconds()
     get, has_output = reader_getter(reader)
     if folder is not None:
         # tensor by tensor into the cache, then memory-map it back: the peak stays near one
         # copy of the weights (not the dequantized tensors plus the packed copy)
-        t = time.perf_counter()
+        stage.restart()
         try:
             names = packed_names(cfg) + (["embed"] if has_output else [])
             _save_cache(folder, cfg, iter_packed(get, cfg, has_output), tok, progress, len(names))
@@ -317,19 +297,19 @@ def load_gguf(
 
             warnings.warn(f"could not write the weight cache under {folder}: {e}", stacklevel=2)
             folder = None
-        stages["build_cache_s"] = time.perf_counter() - t
+        stages["build_cache_s"] = stage.seconds()
         if folder is not None:
             del reader, get
-            t = time.perf_counter()
+            stage.restart()
             cfg, packed, tok = _load_cache(folder)
-            stages["load_cache_s"] = time.perf_counter() - t
-            return cfg, packed, tok, LoadInfo(path, False, time.perf_counter() - t0, folder, stages)
-    t = time.perf_counter()
+            stages["load_cache_s"] = stage.seconds()
+            return cfg, packed, tok, LoadInfo(path, False, total.seconds(), folder, stages)
+    stage.restart()
     packed = {}
     names = packed_names(cfg)
     for i, (name, arr) in enumerate(iter_packed(get, cfg, has_output)):
         packed[name] = arr
         if progress is not None:
             progress(i + 1, len(names), "dequantize")
-    stages["dequantize_s"] = time.perf_counter() - t
-    return cfg, packed, tok, LoadInfo(path, False, time.perf_counter() - t0, folder, stages)
+    stages["dequantize_s"] = stage.seconds()
+    return cfg, packed, tok, LoadInfo(path, False, total.seconds(), folder, stages)

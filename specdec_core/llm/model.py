@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layout import Weight
+from .layout import as_weight, is_matrix
 from .loader import LlamaConfig
 
 F32 = np.float32
@@ -54,47 +54,32 @@ def rope_rotate_half(x, cos, sin):
     return np.concatenate([x0 * cos - x1 * sin, x0 * sin + x1 * cos], axis=-1)
 
 
-#: Height of the row blocks that :func:`product` multiplies one at a time for a few rows.
-BLOCK = 16
-#: Up to this many rows :func:`product` goes block by block; beyond, one BLAS call.
-BLOCKED_MAX_ROWS = 32
-
-
 def product(x, w):
-    """``x @ w.T`` for a weight matrix stored (out, in), reading the weights once per call.
+    """``x @ w.T`` for a weight matrix (out, in), reading the weights once per call: ``w`` a
+    :class:`~specdec_core.llm.layout.Weight` (laid out and planned by timing on this machine,
+    ``layout.py``) or a 2-D ndarray, taken as a plain-rows Weight (:data:`~specdec_core.llm.layout.PLAIN_PLAN`).
 
     Scoring T positions multiplies T rows by every weight matrix. While T is small the pass
     is memory-bound (notebook 06's roofline): its cost is reading the weights, so T rows
-    should cost about what one row costs. How the product is called decides whether they do:
+    should cost about what one row costs. How the product is called decides whether they do.
+    The plain rows' plan:
 
     * **T = 1**: ``w @ x`` is a matrix-vector product (BLAS gemv), which streams each
       weight row once — at the memory's speed.
-    * **2 ≤ T ≤ BLOCKED_MAX_ROWS**: the rows of ``w`` are taken as contiguous blocks of
-      ``BLOCK`` outputs (a reshape, no copy), and each block (BLOCK, in) is multiplied by
-      the T inputs while it is still in cache: the weights are read from memory once and the
-      extra rows cost only arithmetic. One ``np.matmul`` call loops over the blocks in C.
-      (A single BLAS matrix-matrix call for a handful of rows is about 3× slower here:
-      OpenBLAS copies ("packs") whole weight panels on every call, reading the weights more
-      than once.)
+    * **2 ≤ T ≤ SMALL_MAX_ROWS** (32): the rows of ``w`` are taken as contiguous blocks of 16
+      outputs (a reshape, no copy), and each block (16, in) is multiplied by the T inputs while
+      it is still in cache: the weights are read from memory once and the extra rows cost only
+      arithmetic. One ``np.matmul`` call loops over the blocks in C. (A single BLAS
+      matrix-matrix call for a handful of rows is about 3× slower here: OpenBLAS copies
+      ("packs") whole weight panels on every call, reading the weights more than once.)
     * **more rows** (a long prompt's prefill): one BLAS call, ``x @ w.T``, which is
       compute-bound anyway and where packing pays for itself.
 
-    The three paths sum in different orders, so results agree with ``x @ w.T`` to float32
+    The paths sum in different orders, so results agree with ``x @ w.T`` to float32
     rounding, not bit for bit (``tests/test_llm_product.py``; notebook 09 §4 measures what that
     does to greedy output).
     """
-    if isinstance(w, Weight):  # laid out and planned by timing on this machine (layout.py)
-        return w.product(x)
-    T = x.shape[0]
-    out_dim, in_dim = w.shape
-    if T == 1:
-        return (w @ x[0])[None, :]
-    if T <= BLOCKED_MAX_ROWS and out_dim % BLOCK == 0:
-        r = np.matmul(w.reshape(out_dim // BLOCK, BLOCK, in_dim), x.T)  # (blocks, BLOCK, T)
-        # back to (T, out) rows, copied to contiguous memory: the reshape alone is a strided
-        # view, and every later step along a row (norms, softmax) ran ≈ 10× slower on it
-        return np.ascontiguousarray(r.transpose(2, 0, 1).reshape(T, out_dim))
-    return x @ w.T
+    return as_weight(w).product(x)
 
 
 def silu(x):
@@ -162,7 +147,7 @@ def causal_mask(n0: int, T: int) -> np.ndarray | None:
 
 
 class Llama:
-    """The forward pass over packed weights (see :func:`loader.pack_weights`).
+    """The forward pass over packed weights (see :func:`loader.iter_packed`).
 
     ``n_layers`` < cfg.n_layers gives the layer-skip self-draft: the first k layers, then the
     final norm and the (tied) head, sharing the same weight arrays.
@@ -172,7 +157,6 @@ class Llama:
         self, cfg: LlamaConfig, weights: dict, n_layers: int | None = None, check_dtype: bool = True
     ):
         self.cfg = cfg
-        self.w = weights
         self.n_layers = cfg.n_layers if n_layers is None else int(n_layers)
         if not 0 <= self.n_layers <= cfg.n_layers:
             raise ValueError(f"n_layers must be in [0, {cfg.n_layers}], got {n_layers}")
@@ -181,6 +165,8 @@ class Llama:
         for name, arr in weights.items():
             if arr.dtype.kind == "f" and arr.dtype != F32:  # a Weight has a dtype too
                 raise ValueError(f"weight {name} is {arr.dtype}, expected float32")
+        # every matrix a Weight (as loaded: plain rows), so the pass has one product path
+        self.w = {k: as_weight(v) if is_matrix(v) else v for k, v in weights.items()}
 
     def new_cache(self, capacity: int = 256) -> KVCache:
         return KVCache(self.cfg, self.n_layers, capacity)
@@ -189,8 +175,7 @@ class Llama:
         ids = np.asarray(tokens, dtype=np.int64)
         if ids.size and (ids.min() < 0 or ids.max() >= self.cfg.vocab_size):
             raise ValueError(f"token ids must be in [0, {self.cfg.vocab_size})")
-        W = self.w["embed" if "embed" in self.w else "head"]
-        return W.rows(ids) if isinstance(W, Weight) else W[ids]
+        return self.w["embed" if "embed" in self.w else "head"].rows(ids)
 
     def forward(
         self, tokens, cache: KVCache, rope_fn=rope, collect: dict | None = None, final_norm: bool = True
@@ -283,8 +268,7 @@ class Llama:
         ids = np.asarray(rows, dtype=np.int64)
         if ids.ndim != 1 or ids.size == 0 or ids.min() < 0 or ids.max() >= self.cfg.vocab_size:
             raise ValueError(f"rows must be a non-empty 1-D array of token ids in [0, {self.cfg.vocab_size})")
-        W = self.w["head"]
-        return W.rows(ids) if isinstance(W, Weight) else np.ascontiguousarray(W[ids])
+        return self.w["head"].rows(ids)
 
     def logits_for(self, tokens):
         """Logits at every position of ``tokens``, from scratch (no cache reuse): a reference."""

@@ -40,12 +40,6 @@ def lab_figure(width_px: int, height_px: int, dpi: int = DPI) -> Figure:
     return fig
 
 
-def pixel_size(fig, dpi: int | None = None) -> tuple[int, int]:
-    """(width, height) in pixels of ``fig`` rendered at ``dpi`` (default: its own)."""
-    d = fig.dpi if dpi is None else dpi
-    return round(fig.get_figwidth() * d), round(fig.get_figheight() * d)
-
-
 def _png_chunk(kind: bytes, data: bytes) -> bytes:
     return (
         struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
