@@ -789,6 +789,7 @@ def assemble(
         runs=tuple(r for r in runs if r.config.draft not in ALONE),
         alone=tuple(r for r in runs if r.config.draft in ALONE),
         law=law,
+        law_history=(),
         process_vm_hwm_mib=vm_hwm,
         layout=layout,
         quantized=quantized,

@@ -106,7 +106,8 @@ def test_capstone_is_typed_and_round_trips(tmp_path):
     assert cap.prediction(Config("copy", 1.0, "lookup", 7)).config == Config("copy", 1.0, "lookup", 7)
     assert cap.prediction(Config("copy", 0.5, "lookup", 7)) is None
     assert cap.teacher_alpha("copy", 0.0, "x") is None
-    assert {(c.workload, c.temperature) for c in cap.predictions.chosen} == {(w, t) for w in ("copy", "code", "story") for t in (0.0, 1.0)}
+    chosen = {(c.workload, c.temperature) for c in cap.predictions.chosen}
+    assert chosen == {(w, t) for w in ("copy", "code", "story") for t in (0.0, 1.0)}
     assert cap.find(Config("copy", 1.0, "int8-alone", 0)) in cap.alone
 
 

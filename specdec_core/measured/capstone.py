@@ -329,12 +329,12 @@ class Capstone(Record):
     sweep: Sweep | None
     runs: tuple[Run, ...]
     law: LawTest | None
-    law_history: tuple[LawTest, ...] = ()
-    process_vm_hwm_mib: NonNegative | None = None
-    layout: LayoutChoice | None = None  # chosen by timing the candidates at load
-    quantized: QuantizedStudy | None = None
+    law_history: tuple[LawTest, ...]
+    process_vm_hwm_mib: NonNegative | None
+    layout: LayoutChoice | None  # chosen by timing the candidates at load
+    quantized: QuantizedStudy | None
     #: other models decoding alone (:data:`ALONE`), apart from ``runs`` (the target's own law)
-    alone: tuple[Run, ...] = ()
+    alone: tuple[Run, ...]
     schema: Schema = 3
 
     def how(self) -> str:
