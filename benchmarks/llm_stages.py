@@ -11,7 +11,7 @@ loaded model and what earlier stages returned, and returns a record:
 5. :func:`law_test` → :class:`~specdec_core.measured.capstone.LawTest`.
 
 :func:`assemble` puts them into the :class:`~specdec_core.measured.capstone.Capstone` record that
-``write_capstone`` stores. Quick and full runs differ only in their :class:`Settings`.
+``bench_llm.py`` writes through the codec. Quick and full runs differ only in their :class:`Settings`.
 """
 
 from __future__ import annotations

@@ -333,8 +333,7 @@ class Capstone(Record):
     process_vm_hwm_mib: NonNegative | None
     layout: LayoutChoice | None  # chosen by timing the candidates at load
     quantized: QuantizedStudy | None
-    #: other models decoding alone (:data:`ALONE`), apart from ``runs`` (the target's own law)
-    alone: tuple[Run, ...]
+    alone: tuple[Run, ...]  # models decoding alone (:data:`ALONE`), kept apart from the target's runs
     schema: Schema = 3
 
     def how(self) -> str:
@@ -344,6 +343,8 @@ class Capstone(Record):
 
     def select(self, **fields) -> list[Run]:
         """The runs whose :class:`Config` matches every given field (e.g. ``draft="plain"``), in file order."""
+        if bad := set(fields) - set(Config.__struct_fields__):
+            raise ValueError(f"select takes fields of a Config {Config.__struct_fields__}, got {sorted(bad)}")
         return [r for r in self.runs if all(getattr(r.config, k) == v for k, v in fields.items())]
 
     def find(self, config: Config) -> Run | None:
