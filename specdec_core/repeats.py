@@ -58,34 +58,28 @@ class PairedRatio:
     level: float
 
     def __post_init__(self):
-        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
-            raise ValueError(f"n must be a positive int, got {self.n!r}")
-        if not (_finite(self.ratio) and self.ratio > 0):
-            raise ValueError(f"ratio must be a positive finite number, got {self.ratio!r}")
-        if not (_finite(self.level) and 0 < self.level < 1):
-            raise ValueError(f"level must be a number in (0, 1), got {self.level!r}")
+        check_int(self.n, "n", 1)
+        check_positive(self.ratio, "ratio", "a positive finite number")
+        check_level(self.level)
         rest = (self.low, self.high, self.sd_log)
         if self.n < 2:
             if rest != (None, None, None):
                 raise ValueError(
                     f"with n = {self.n} pair there is no interval: low, high, sd_log must be None"
                 )
-        elif not (
-            all(_finite(x) for x in rest) and 0 < self.low <= self.ratio <= self.high and self.sd_log >= 0
-        ):
-            raise ValueError(
-                f"an interval needs finite 0 < low ≤ ratio ≤ high and sd_log ≥ 0, got {self.low!r}, "
-                f"{self.ratio!r}, {self.high!r}, sd_log {self.sd_log!r}"
-            )
+            return
+        if None in rest:
+            raise ValueError(f"an interval needs low, high and sd_log (n = {self.n}), got {rest}")
+        low = check_positive(self.low, "low", "a positive finite number")
+        high = check_positive(self.high, "high", "a positive finite number")
+        check_nonnegative(self.sd_log, "sd_log", "a finite number >= 0")
+        if not low <= self.ratio <= high:
+            raise ValueError(f"an interval needs low ≤ ratio ≤ high, got {low!r}, {self.ratio!r}, {high!r}")
 
     def __str__(self):
         if self.n < 2:
             return f"×{self.ratio:.2f} (one pair: no interval)"
         return f"×{self.ratio:.2f} ({100 * self.level:.0f}% interval ×{self.low:.2f}–×{self.high:.2f}, n = {self.n})"
-
-
-def _finite(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def paired_ratio(numer: Sequence[float], denom: Sequence[float], level: float = 0.95) -> PairedRatio:

@@ -27,6 +27,7 @@ from statistics import NormalDist
 import numpy as np
 
 from ..distributions import (
+    MAX_GAMMA,
     check_cost_curve,
     check_gamma,
     check_int,
@@ -41,7 +42,6 @@ from ..distributions import (
 )
 from ..measured.timer import time_calls
 from ..repeats import MAX_REPEATS
-from ..sampling import MAX_GAMMA
 from .adapters import CachedTarget
 
 # ---------------------------------------------------------------- micro-benchmarks
