@@ -38,7 +38,7 @@ def _record_type(name: str) -> type:
     return getattr(importlib.import_module(f".{module}", __package__), cls)
 
 
-def read_stored(name: str, results_dir: str | Path | None = None):
+def read_stored(name: str, results_dir: str | Path | None = None) -> codec.Record:
     """The record stored in results file ``name`` (one of the five) in :data:`RESULTS_DIR` or
     ``results_dir``; ValueError naming the file and the field when it is missing or unreadable."""
     return codec.read(_record_type(name), results_path(name, results_dir))
