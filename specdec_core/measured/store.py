@@ -3,13 +3,12 @@ the same numbers; found from the package, never from the working directory), and
 and writer, by the codec (:mod:`.codec`): each file holds one record, named in :data:`_RECORDS`."""
 
 import importlib
-import json
 import os
 from pathlib import Path
 
 from . import codec
 
-__all__ = ["RESULTS_DIR", "read_stored", "results_path", "write_json", "write_stored"]
+__all__ = ["RESULTS_DIR", "read_stored", "results_path", "write_stored"]
 
 #: The stored results the notebooks read: inside the package (package data).
 RESULTS_DIR = Path(__file__).resolve().parent.parent / "results"
@@ -51,9 +50,3 @@ def write_stored(record: codec.Record, results_dir: str | Path | None = None) ->
         kinds = ", ".join(cls for _, cls in _RECORDS.values())
         raise ValueError(f"record must be one of {kinds}, got {type(record).__name__}")
     return codec.write(record, results_path(name, results_dir))
-
-
-def write_json(path: str | Path, obj: dict) -> None:
-    """A benchmark's own working file (never a stored result): indented JSON, numpy scalars as numbers."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(obj, indent=1, default=lambda o: getattr(o, "item", o.__str__)()))
