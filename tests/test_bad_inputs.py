@@ -1,5 +1,6 @@
 """Bad input gets a clear ValueError naming the argument and the fault. Documented as a table."""
 
+import json
 import warnings
 from collections import Counter
 from fractions import Fraction as F
@@ -356,11 +357,12 @@ from specdec_core import tree_laws as tl  # noqa: E402
 from specdec_core import tree_sampling as ts  # noqa: E402
 from specdec_core import trees as tr  # noqa: E402
 from specdec_core.labs.trees import tree_lab_numbers  # noqa: E402
-from specdec_core.measured import CostCurve  # noqa: E402
+from specdec_core.measured import CostCurve, codec  # noqa: E402
 
 
-def _curve(points):
-    return CostCurve.from_json({"source": "test", "points": points})
+def _curve(points: dict):
+    """A cost curve read from its stored form (``points`` {"T": {"median", "min", "max"}})."""
+    return codec.decode(CostCurve, json.dumps({"source": "test", "points": points}), "test curve")
 
 
 from specdec_core.distributions import SUM_TOL  # noqa: E402
@@ -672,32 +674,24 @@ ISSUE27 = [
     (
         "A7 T=-2",
         lambda: _curve(
-            [
-                {"at": 1, "median": 3.0, "min": 3.0, "max": 3.0},
-                {"at": -2, "median": 5.0, "min": 5.0, "max": 5.0},
-            ]
+            {"1": {"median": 3.0, "min": 3.0, "max": 3.0}, "-2": {"median": 5.0, "min": 5.0, "max": 5.0}}
         ),
-        "size -2 is not a non-negative int",
+        "test curve: points: Expected `int` >= 0 (a key)",
     ),
     (
         "A7 boolean time",
-        lambda: _curve([{"at": 1, "median": True, "min": 1.0, "max": 1.0}]),
-        "points[0].median must hold numbers, not booleans (found True)",
-    ),
-    (
-        "A7 duplicate T",
-        lambda: _curve(
-            [
-                {"at": 1, "median": 3.0, "min": 3.0, "max": 3.0},
-                {"at": 1, "median": 4.0, "min": 4.0, "max": 4.0},
-            ]
-        ),
-        "size 1 repeats",
+        lambda: _curve({"1": {"median": True, "min": 1.0, "max": 1.0}}),
+        "test curve: points[...].median: Expected `float`, got `bool`",
     ),
     (
         "A7 string T",
-        lambda: _curve([{"at": "1", "median": 3.0, "min": 3.0, "max": 3.0}]),
-        "points[0].at must be an integer, got '1'",
+        lambda: _curve({"one": {"median": 3.0, "min": 3.0, "max": 3.0}}),
+        "test curve: points: Expected `int`, got `str` (a key)",
+    ),
+    (
+        "A7 median outside min..max",
+        lambda: _curve({"1": {"median": 9.0, "min": 3.0, "max": 4.0}}),
+        "min ≤ median ≤ max",
     ),
     ("A8 infinite time", lambda: RF.relative_cost({1: float("inf"), 2: 1.0}), "curve[1] must be finite"),
     ("A8 negative time", lambda: RF.relative_cost({1: 2, 2: -1}), "curve[2] must be non-negative"),

@@ -414,9 +414,6 @@ KNOWN: dict[str, tuple[str, ...]] = {
     # Issue 36 moved the peeking rule to specdec_core.peeking (no sampling/policies cycle) and
     # MAX_GAMMA beside check_gamma (specdec_core.distributions): the notebook's and predict.py's
     # owners switch these imports, then these entries go.
-    "notebook_paths": (
-        "notebooks/04-tokens-per-round.ipynb imports peeking_round_law from specdec_core.policies",
-    ),
     "reexport_aliases": (
         "specdec_core/llm/predict.py:43 imports MAX_GAMMA from specdec_core.sampling",
         # choose_layout now times the floor with time_calls; layout keeps read_floor_ms only for
