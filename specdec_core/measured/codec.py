@@ -118,7 +118,7 @@ def read(cls: type[R], path: str | Path) -> R:
     """The record of type ``cls`` stored at ``path``; ValueError naming the file (and the field)."""
     p = Path(path)
     if not p.is_file():
-        raise ValueError(f"no stored results {p}: run benchmarks/bench_{p.stem}.py (or its study) first")
+        raise ValueError(f"no stored results {p}: run the benchmark that writes it first (benchmarks/)")
     return decode(cls, p.read_bytes(), str(p))
 
 
