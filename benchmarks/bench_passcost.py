@@ -9,7 +9,7 @@ Writes specdec_core/results/passcost.json (or ``--results-dir``); every timing b
 this order, in one process:
 
 1. **Inputs of the prediction**, measured apart from the pass they predict: the weight-read
-   floor (every weight matrix read once, :func:`layout.read_floor_ms`) gives the bandwidth;
+   floor (every weight matrix read once, :func:`specdec_core.measured.timer.read_floor_ms`) gives the bandwidth;
    :func:`passcost.compute_rate` gives the product's FLOP rate per T on a small cache-resident
    matrix.
 2. **The prediction** (:func:`passcost.predict_pass_ms`), roofline (max) and serial (sum),
@@ -45,11 +45,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from specdec_core.llm import Llama, load_model, quantized_model  # noqa: E402
-from specdec_core.llm import layout as LY  # noqa: E402
 from specdec_core.llm import passcost as PC  # noqa: E402
 from specdec_core.measured import CostCurve, Machine, PassCost, Stopwatch, time_calls, write_stored  # noqa: E402
 from specdec_core.measured.layout import LayoutChoice  # noqa: E402
 from specdec_core.measured.studies import PassGoals, PassThreads  # noqa: E402
+from specdec_core.measured.timer import read_floor_ms  # noqa: E402
 
 TS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64, 128]
 FORWARD_TS = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 32, 128]
@@ -119,9 +119,9 @@ def _utc() -> str:
 def predict_stage(mats: list[np.ndarray], s: Settings, threads: int) -> dict:
     """Steps 1–2 with ``threads`` BLAS threads: the floor, the rate per T, the prediction, its time."""
     weight_bytes, params = sum(w.nbytes for w in mats), sum(w.size for w in mats)
-    arrays = [w.data if isinstance(w, LY.Weight) else w for w in mats]
-    LY.read_floor_ms(arrays, reps=1)  # page the weights in
-    floor_ms, by = LY.read_floor_ms(arrays, reps=s.reps, threads=threads)
+    arrays = [w.data for w in mats]
+    read_floor_ms(arrays, reps=1)  # page the weights in
+    floor_ms, by = read_floor_ms(arrays, reps=s.reps, threads=threads)
     floor = floor_ms / 1e3
     rates = PC.compute_rate(s.Ts, reps=s.rate_reps)
     pred = PC.predict_pass_ms(

@@ -410,17 +410,7 @@ def results_file_readers():
 
 # Known offenders, by scan: a path prefix per entry makes the scan xfail naming it while a work
 # stream moves it, and fail on any offender not listed. Empty: every scan is strict.
-KNOWN: dict[str, tuple[str, ...]] = {
-    # Issue 36 moved the peeking rule to specdec_core.peeking (no sampling/policies cycle) and
-    # MAX_GAMMA beside check_gamma (specdec_core.distributions): the notebook's and predict.py's
-    # owners switch these imports, then these entries go.
-    "reexport_aliases": (
-        "specdec_core/llm/predict.py:43 imports MAX_GAMMA from specdec_core.sampling",
-        # choose_layout now times the floor with time_calls; layout keeps read_floor_ms only for
-        # benchmarks/bench_passcost.py (LY.read_floor_ms) until it reads it from measured.timer
-        "specdec_core/llm/layout.py re-exports read_floor_ms",
-    ),
-}
+KNOWN: dict[str, tuple[str, ...]] = {}
 
 SCANS = {
     f.__name__: f

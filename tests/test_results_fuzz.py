@@ -141,7 +141,9 @@ def check(name: str, doc, path: tuple, change, tmp_path) -> None:
         pytest.fail(f"{name} {path} → {change!r}: {type(e).__name__} escaped: {e}")
     back = json.loads(msgspec.json.encode(record))
     if change is DELETE and path[-1] in keyed(back, path[:-1]):
-        assert len(path) > 1 or path[-1] in OPTIONAL_SECTIONS, f"{name}: the section {path[0]} may be left out"
+        assert len(path) > 1 or path[-1] in OPTIONAL_SECTIONS, (
+            f"{name}: the section {path[0]} may be left out"
+        )
         return  # a field left out, read as its declared default
     if isinstance(change, Rename):
         original = keyed(doc, path)

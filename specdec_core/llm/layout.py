@@ -40,7 +40,7 @@ import numpy as np
 
 from ..distributions import check_int, check_int_sequence
 from ..measured.layout import LayoutChoice, check_storage
-from ..measured.timer import REDUCTIONS, read_floor_ms, time_calls  # noqa: F401  (read_floor_ms: bench_passcost's, until it imports measured.timer)
+from ..measured.timer import REDUCTIONS, time_calls
 from . import kernels
 from .kernels import KERNEL_MAX_ROWS
 

@@ -12,7 +12,7 @@ are nearly free. For a dense model at batch 1 and short context the bytes are th
   weights and then multiplies it (what a numpy loop over blocks on one thread does).
 
 Both are made from a bandwidth and a compute rate measured *before* and apart from the pass
-they predict (:func:`layout.read_floor_ms`, :func:`compute_rate`), so they are tested on data they did
+they predict (:func:`specdec_core.measured.timer.read_floor_ms`, :func:`compute_rate`), so they are tested on data they did
 not see. :func:`time_products` times the weight products of a whole model for several T in two
 layouts, interleaved, for notebook 09's live cell and ``benchmarks/bench_passcost.py``.
 """

@@ -1,49 +1,39 @@
-"""The measurement layer: records of what was measured (typed, with ranges), where and when
-(:class:`Machine`), the one timer (:mod:`.timer`), and the one codec that reads and writes each
-stored results file in ``specdec_core/results`` (:mod:`.codec`; package data, so
+"""The measurement layer: the one timer (:mod:`.timer`), records of what was measured (typed, with
+ranges), where and when (:class:`Machine`), and the one codec that reads and writes each stored
+results file in ``specdec_core/results`` (:mod:`.codec`, :mod:`.store`; package data, so
 ``pip install .`` carries it).
 
 This is the I/O layer: the pure modules (``specdec_core/*.py``) never open files; what they need
-from a measurement reaches them as a record from here. It imports only the pure layer. Its names
-load on first use (``from specdec_core.measured import Capstone`` imports the capstone's records
-only), so a module that needs one record does not import them all.
+from a measurement reaches them as a record from here. It imports only the pure layer.
 """
 
-import importlib
+from .capstone import Capstone, Config, Run, measured_pass_costs, read_capstone
+from .machine import Machine, cpu_name, vm_hwm_mib
+from .records import CostCurve, Spread
+from .store import RESULTS_DIR, read_stored, results_path, write_stored
+from .studies import FeatureStudy, HardwareRun, PassCost, RoundingStudy
+from .timer import Stopwatch, time_calls, time_repeats
 
-#: {public name: the module that defines it}
-_HOMES = {
-    "RESULTS_DIR": "store",
-    "read_stored": "store",
-    "results_path": "store",
-    "write_stored": "store",
-    "Capstone": "capstone",
-    "Config": "capstone",
-    "Run": "capstone",
-    "measured_pass_costs": "capstone",
-    "read_capstone": "capstone",
-    "Machine": "machine",
-    "cpu_name": "machine",
-    "vm_hwm_mib": "machine",
-    "CostCurve": "records",
-    "Spread": "records",
-    "FeatureStudy": "studies",
-    "HardwareRun": "studies",
-    "PassCost": "studies",
-    "RoundingStudy": "studies",
-    "Stopwatch": "timer",
-    "time_calls": "timer",
-    "time_repeats": "timer",
-}
-
-__all__ = sorted(_HOMES)
-
-
-def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
-
-
-def __dir__():
-    return __all__
+__all__ = [
+    "RESULTS_DIR",
+    "Capstone",
+    "Config",
+    "CostCurve",
+    "FeatureStudy",
+    "HardwareRun",
+    "Machine",
+    "PassCost",
+    "RoundingStudy",
+    "Run",
+    "Spread",
+    "Stopwatch",
+    "cpu_name",
+    "measured_pass_costs",
+    "read_capstone",
+    "read_stored",
+    "results_path",
+    "time_calls",
+    "time_repeats",
+    "vm_hwm_mib",
+    "write_stored",
+]
