@@ -147,8 +147,10 @@ def test_cost_curve_refuses_bad_points():
 
     with pytest.raises(ValueError, match="no points"):
         CostCurve({})
-    with pytest.raises(ValueError, match="positive finite"):
+    with pytest.raises(ValueError, match="positive times"):
         CostCurve({1: Spread(-1.0, -1.0, -1.0)})
+    with pytest.raises(ValueError, match=r"got \[-2\]"):
+        CostCurve({-2: Spread(1.0, 1.0, 1.0)})
     c = CostCurve({1: Spread(2.0, 1.0, 3.0, 5), 2: Spread(4.0, 3.0, 5.0, 5)}, "x", reps=5)
     assert (
         codec.decode(CostCurve, codec.encode(c), "c") == c

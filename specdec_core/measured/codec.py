@@ -73,12 +73,6 @@ def encode(record: Record | dict) -> bytes:
     ).encode()
 
 
-def _field(path: str) -> str:
-    """msgspec's ``$.runs[3].alpha`` as ``runs[3].alpha`` (the whole file: "the top level")."""
-    path = path.removeprefix("$").removeprefix(".")
-    return path or "the top level"
-
-
 def decode(cls: type[R], data: bytes | str, where: str) -> R:
     """``data`` (JSON) as a ``cls``; ValueError "``where``: field: what is wrong" otherwise."""
     try:
@@ -87,7 +81,8 @@ def decode(cls: type[R], data: bytes | str, where: str) -> R:
         what, _, path = str(e).partition(" - at `")
         if path.startswith("key` in `"):  # a bad key of a JSON object
             what, path = f"{what} (a key)", path.removeprefix("key` in `")
-        raise ValueError(f"{where}: {_field(path.rstrip('`'))}: {what}") from None
+        field = path.rstrip("`").removeprefix("$").removeprefix(".")  # "$.runs[3].alpha": "runs[3].alpha"
+        raise ValueError(f"{where}: {field or 'the top level'}: {what}") from None
     except msgspec.DecodeError as e:
         raise ValueError(f"{where}: not valid JSON ({_constant(data) or e})") from None
 

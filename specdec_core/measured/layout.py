@@ -55,17 +55,15 @@ class LayoutChoice(Record):
     sample: tuple[str, ...] = ()
     floor_by_reduction: dict[str, Ms] = {}
 
-    def __post_init__(self):
+    def __post_init__(self):  # a record built in memory is checked as one read from a file
         check_storage(self.storage)
-        if not isinstance(self.plan, dict) or not self.plan:
-            raise ValueError(f"plan must be a non-empty {{T: method}} dict, got {self.plan!r}")
+        if not isinstance(self.plan, dict) or not self.plan or not isinstance(self.timings, dict):
+            raise ValueError(
+                f"plan must be a non-empty {{T: method}} dict and timings a dict, got {self.plan!r}"
+            )
         for T, m in self.plan.items():
-            if isinstance(T, bool) or not isinstance(T, int) or T < 1:
-                raise ValueError(f"plan: T must be a positive int, got {T!r}")
-            if m not in _methods_of(self.storage):
-                raise ValueError(f"plan: storage {self.storage!r} has no method {m!r} (T = {T})")
-        if not isinstance(self.timings, dict):
-            raise ValueError(f"timings must be a dict, got {type(self.timings).__name__}")
+            if isinstance(T, bool) or not isinstance(T, int) or T < 1 or m not in _methods_of(self.storage):
+                raise ValueError(f"plan: storage {self.storage!r} has no method {m!r} for T = {T!r}")
         for key in self.timings:
             s, _, m = str(key).partition("/")
             if m not in _methods_of(check_storage(s)):

@@ -16,16 +16,19 @@ from .codec import Count, NonNegative, Positive, Record, Utc
 __all__ = ["Machine", "cpu_name", "vm_hwm_mib"]
 
 
+def _proc_line(path: str, prefix: str) -> str | None:
+    """The first line of a /proc file that starts with ``prefix`` (None: no such line or file)."""
+    try:
+        with open(path) as f:
+            return next((line for line in f if line.startswith(prefix)), None)
+    except OSError:
+        return None
+
+
 def cpu_name() -> str:
     """The CPU's model name from /proc/cpuinfo (the machine architecture as a fallback)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine() or "unknown CPU"
+    line = _proc_line("/proc/cpuinfo", "model name")
+    return line.split(":", 1)[1].strip() if line else platform.machine() or "unknown CPU"
 
 
 def vm_hwm_mib(pid: int | str = "self") -> float:
@@ -33,14 +36,8 @@ def vm_hwm_mib(pid: int | str = "self") -> float:
     the kernel does not report it."""
     if not (pid == "self" or (isinstance(pid, int) and not isinstance(pid, bool) and pid > 0)):
         raise ValueError(f"pid must be 'self' or a positive process id, got {pid!r}")
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
+    line = _proc_line(f"/proc/{pid}/status", "VmHWM")
+    return int(line.split()[1]) / 1024 if line else float("nan")
 
 
 def _now_utc() -> str:

@@ -35,16 +35,19 @@ class CostCurve(Record):
     threads: Positive | None = None
     context: Count | None = None
 
-    def __post_init__(self):
-        if not self.points:
-            raise ValueError(f"cost curve {self.source!r} has no points")
-        for at, s in self.points.items():
-            if isinstance(at, bool) or not isinstance(at, int) or at < 0:
-                raise ValueError(f"cost curve {self.source!r}: size {at!r} is not a non-negative int")
-            if not all(isinstance(x, float) and 0 < x < float("inf") for x in (s.min, s.median, s.max)):
-                raise ValueError(
-                    f"cost curve {self.source!r}: at {at} a time is not a positive finite float: {s}"
-                )
+    def __post_init__(self):  # a curve built in memory is checked as one read from a file
+        bad = [
+            at
+            for at, s in self.points.items()
+            if isinstance(at, bool)
+            or not isinstance(at, int)
+            or at < 0
+            or not (isinstance(s, Spread) and s.min > 0)
+        ]
+        if not self.points or bad:
+            raise ValueError(
+                f"cost curve {self.source!r} needs {{size ≥ 0: Spread of positive times}}, got {bad or 'no points'}"
+            )
 
     def median(self) -> dict[int, float]:
         """{at: median ms}."""

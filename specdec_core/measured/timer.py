@@ -10,9 +10,9 @@ floor every weight product is held against: the time to stream the same bytes on
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Hashable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -67,16 +67,10 @@ def spread(times: list[float]) -> Spread:
 
 
 def time_calls(
-    calls: Mapping[Hashable, Callable[[], object]],
-    reps: int = 5,
-    *,
-    flush: Callable[[], object] | None = None,
-    sweep: bool = True,
-    scale: float = 1e3,
+    calls: Mapping[Hashable, Callable[[], object]], reps: int = 5, **options
 ) -> dict[Hashable, Spread]:
-    """{name: :class:`~.records.Spread`} of :func:`time_repeats` (the same arguments)."""
-    times = time_repeats(calls, reps, flush=flush, sweep=sweep, scale=scale)
-    return {k: spread(v) for k, v in times.items()}
+    """{name: :class:`~.records.Spread`} of :func:`time_repeats` (``options``: its flush, sweep, scale)."""
+    return {k: spread(v) for k, v in time_repeats(calls, reps, **options).items()}
 
 
 class Stopwatch:
@@ -114,30 +108,22 @@ def read_floor_ms(arrays, reps: int = 5, threads: int = 1, before=None) -> tuple
             f"arrays must be a non-empty list of arrays, each with at least threads = {threads} entries"
         )
     parts = [[v[i * v.size // threads : (i + 1) * v.size // threads] for v in flat] for i in range(threads)]
+    pool = ThreadPoolExecutor(threads)
 
     def reader(f):
-        def read_all():
-            failed: list[BaseException] = []
+        def read(vs):
+            for v in vs:
+                f(v)
 
-            def read(vs):
-                try:
-                    for v in vs:
-                        f(v)
-                except Exception as e:  # a reader thread's error fails the call, never passes unseen
-                    failed.append(e)
-
-            ths = [threading.Thread(target=read, args=(p,)) for p in parts] if threads > 1 else []
-            if not ths:
-                read(flat)
-            for th in ths:
-                th.start()
-            for th in ths:
-                th.join()
-            if failed:
-                raise RuntimeError(f"a reader thread failed: {failed[0]!r}") from failed[0]
+        def read_all():  # a reader thread's error is raised here, never passes unseen
+            try:
+                list(pool.map(read, parts)) if threads > 1 else read(flat)
+            except Exception as e:
+                raise RuntimeError(f"a reader thread failed: {e!r}") from e
 
         return read_all
 
-    spreads = time_calls({k: reader(f) for k, f in REDUCTIONS.items()}, reps, flush=before, sweep=False)
+    with pool:
+        spreads = time_calls({k: reader(f) for k, f in REDUCTIONS.items()}, reps, flush=before, sweep=False)
     med = {k: s.median for k, s in spreads.items()}
     return min(med.values()), med
