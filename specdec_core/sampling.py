@@ -293,12 +293,13 @@ def target_rows(target: Target, prefix: tuple, continuation: tuple, vocab: int |
         # grammar-processed target's processor raises), and those rows are then zeros
         impossible = impossible or (i > 0 and out[-1][continuation[i - 1]] == 0)
         try:
-            row = check_model_rows(target(prefix + tuple(continuation[:i])), "target", vocab=vocab)
-        except ValueError:
+            raw = target(prefix + tuple(continuation[:i]))
+        except ValueError:  # a target may refuse a prefix it never produces
             if not impossible:
                 raise
             out.extend([np.zeros(vocab)] * (n - i))
             break
+        row = check_model_rows(raw, "target", vocab=vocab)  # what it returns is always checked
         vocab = row.shape[0]
         out.append(row)
     return np.stack(out)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import specdec_core as sc
@@ -143,6 +143,10 @@ ROLES = [
 
 
 @settings(max_examples=120, deadline=None)
+# Found by a random run (2026-12-06): the target's second row malformed (bools) right after a
+# proposal p gives 0 went unchecked, because the sampler took any ValueError there for a target
+# refusing a prefix it never produces. It now checks every row a target returns.
+@example(role="target call", kind="bools", which=1, gamma=1, seed=64, method="speculative")
 @given(
     role=st.sampled_from(ROLES),
     kind=st.sampled_from(sorted(CORRUPTIONS)),
