@@ -32,7 +32,6 @@ import signal
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +40,7 @@ import labproc  # noqa: E402  (tools/: the one way to start an isolated Lab)
 
 from specdec_core.measured import Machine  # noqa: E402
 from specdec_core.measured.codec import write  # noqa: E402
+from specdec_core.measured.timer import Stopwatch  # noqa: E402
 
 GOAL_EXCESS_P95_MS = 40.0
 CHROMIUM = labproc.CHROMIUM
@@ -246,13 +246,13 @@ def run(args, lab, browser) -> list[dict]:
         for i, info in enumerate(page.evaluate(LABS)):
             if not info["figure"] or not info["sliders"]:
                 continue
-            t0 = time.monotonic()
+            clock = Stopwatch()
             row = {
                 "notebook": name,
                 "name": info["name"],
                 **measure_lab(page, i, info, floor_page, args.events),
             }
-            row["seconds"] = round(time.monotonic() - t0, 1)
+            row["seconds"] = round(clock.seconds(), 1)
             print(json.dumps(row, ensure_ascii=False), flush=True)
             rows.append(row)
         page.evaluate(
@@ -274,7 +274,7 @@ def main(argv=None) -> int:
     from playwright.sync_api import sync_playwright
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))  # leave via finally
-    machine, t0 = Machine.now(), time.monotonic()
+    machine, clock = Machine.now(), Stopwatch()
     with tempfile.TemporaryDirectory(prefix="bench-browser-") as tmp:
         _, lab = start_lab(Path(tmp))
         try:
@@ -286,7 +286,7 @@ def main(argv=None) -> int:
                     browser.close()
         finally:
             lab.stop()
-    minutes = round((time.monotonic() - t0) / 60, 2)
+    minutes = round(clock.seconds() / 60, 2)
     measured = [r for r in rows if r.get("p95_excess_ms") is not None]
     out = {
         "what": "keydown on a lab's slider → the lab's figure shows the new image (decoded, next frame), ms",

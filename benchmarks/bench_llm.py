@@ -45,15 +45,16 @@ from specdec_core.measured.capstone import Load, MemoryProbe  # noqa: E402
 from specdec_core.measured.timer import Stopwatch  # noqa: E402
 
 PROBE = r"""
-import sys, time, numpy as np
+import sys, numpy as np
 sys.path.insert(0, {root!r})
 from specdec_core.llm import load_model, CachedTarget
 from specdec_core import autoregressive_generate
-t = time.perf_counter()
+from specdec_core.measured.timer import Stopwatch
+clock = Stopwatch()
 from threadpoolctl import threadpool_limits
 with threadpool_limits(1):
     lm = load_model(cache={cache!r}, layout="auto")  # as notebook 09 loads it
-s = time.perf_counter() - t
+s = clock.seconds()
 g = CachedTarget(lm.model, 0.0)
 out = autoregressive_generate(g, tuple(lm.codec.encode("The capital of France is")), max_new_tokens=4,
                               rng=np.random.default_rng(0))

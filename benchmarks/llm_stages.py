@@ -44,7 +44,7 @@ from specdec_core.llm.features import (
     fit_feature_map,
     shortlist_from_counts,
 )
-from specdec_core.llm.runs import sweep, timed_run
+from specdec_core.llm.runs import RunStats, SweptRun, sweep, timed_run
 from specdec_core.llm.workloads import (
     CALIBRATION,
     WORKLOADS,
@@ -645,44 +645,41 @@ def _spread(xs) -> Spread:
     return Spread(float(np.median(xs)), float(min(xs)), float(max(xs)), len(xs))
 
 
-def _summary(c: Config, rs: list, ps: list, pred: Prediction | None) -> Run:
+def _summary(c: Config, rs: list[RunStats], ps: list[RunStats], pred: Prediction | None) -> Run:
     """One configuration's repeats ``rs`` against the plain runs ``ps`` of the same repeats."""
-    decode = _spread([r["tokens_per_s"] for r in rs])
-    per_round = {
-        f: float(np.median([1e3 * r[f] / r["rounds"] for r in rs]))
-        for f in ("draft_s", "target_s", "overhead_s")
-    }
+    decode = _spread([r.tokens_per_s for r in rs])
+    per_round = [float(np.median([r.per_round_ms()[f] for r in rs])) for f in ("draft", "verify", "overhead")]
     return Run(
-        c, decode, _spread([r["e2e_tokens_per_s"] for r in rs]),
-        _spread([r["tokens_per_s"] / p["tokens_per_s"] for r, p in zip(rs, ps)]),
-        _spread([r["e2e_tokens_per_s"] / p["e2e_tokens_per_s"] for r, p in zip(rs, ps)]),
-        paired_ratio([x["tokens_per_s"] for x in rs], [p["tokens_per_s"] for p in ps]),
-        _spread([1e3 * r["prefill_s"] for r in rs]),
-        _spread([r["alpha"] if r["alpha"] == r["alpha"] else 0.0 for r in rs]),
-        _spread([r["mean_k"] for r in rs]),
-        int(rs[0]["n_tokens"]),
-        RoundMs(per_round["draft_s"], per_round["target_s"], per_round["overhead_s"]),
-        tuple(int(x) for x in rs[0]["k_hist"]),
-        tuple(tuple(int(x) for x in pos) for pos in rs[0]["accept_by_pos"]),
-        tuple(r["tokens"] == p["tokens"] for r, p in zip(rs, ps)) if c.temperature == 0 and c.draft != "plain" else None,
+        c, decode, _spread([r.e2e_tokens_per_s for r in rs]),
+        _spread([r.tokens_per_s / p.tokens_per_s for r, p in zip(rs, ps)]),
+        _spread([r.e2e_tokens_per_s / p.e2e_tokens_per_s for r, p in zip(rs, ps)]),
+        paired_ratio([x.tokens_per_s for x in rs], [p.tokens_per_s for p in ps]),
+        _spread([1e3 * r.prefill_s for r in rs]),
+        _spread([r.alpha if r.alpha == r.alpha else 0.0 for r in rs]),
+        _spread([r.mean_k for r in rs]),
+        int(rs[0].n_tokens),
+        RoundMs(*per_round),
+        tuple(int(x) for x in rs[0].k_hist),
+        tuple(tuple(int(x) for x in pos) for pos in rs[0].accept_by_pos),
+        tuple(r.tokens == p.tokens for r, p in zip(rs, ps)) if c.temperature == 0 and c.draft != "plain" else None,
         None if pred is None else pred.tokens_per_s,
         None if pred is None else pred.tokens_per_s / decode.median - 1,
     )  # fmt: skip
 
 
-def summarize_runs(runs: list[dict], preds: dict[Config, Prediction]) -> dict[Config, Run]:
+def summarize_runs(runs: list[SweptRun], preds: dict[Config, Prediction]) -> dict[Config, Run]:
     """Per configuration: decode-only and end-to-end tokens/s and speed-up over the plain run of
     the same repetition (median, min, max), the prediction and its error, greedy equality."""
-    plain = {(r["workload"], r["temperature"], r["rep"]): r for r in runs if r["draft"] == "plain"}
-    groups: dict[Config, list] = {}
+    plain = {(r.workload, r.stats.temperature, r.rep): r.stats for r in runs if r.draft == "plain"}
+    groups: dict[Config, list[SweptRun]] = {}
     for r in runs:
-        c = Config(r["workload"], r["temperature"], r["draft"], r["gamma"])
-        groups.setdefault(c, []).append(r)
-    out = {}
-    for c, rs in groups.items():
-        ps = [plain[(c.workload, c.temperature, r["rep"])] for r in rs]
-        out[c] = _summary(c, rs, ps, preds.get(c))
-    return out
+        groups.setdefault(Config(r.workload, r.stats.temperature, r.draft, r.stats.gamma), []).append(r)
+    return {
+        c: _summary(
+            c, [r.stats for r in rs], [plain[(c.workload, c.temperature, r.rep)] for r in rs], preds.get(c)
+        )
+        for c, rs in groups.items()
+    }
 
 
 def timed_sweep(lm, drafts: DraftKit, s: Settings, preds: dict[Config, Prediction]) -> Swept:
@@ -690,12 +687,13 @@ def timed_sweep(lm, drafts: DraftKit, s: Settings, preds: dict[Config, Predictio
     order shuffled per block, ``s.reps`` repetitions; ``preds`` (stage 3's) only labels the runs."""
     clock, loads = Stopwatch(), []
 
-    def on_run(d):
-        if d["draft"] == "plain":
+    def on_run(r: SweptRun):
+        if r.draft == "plain":
             loads.append(os.getloadavg()[0])
+        d = r.stats
         log(
-            f"  rep {d['rep']} {d['workload']:5s} T={d['temperature']:g} {d['draft']:6s} γ={d['gamma']:2d} "
-            f"{d['tokens_per_s']:6.1f} tok/s decode, {d['e2e_tokens_per_s']:6.1f} e2e, α={d['alpha']:.2f}"
+            f"  rep {r.rep} {r.workload:5s} T={d.temperature:g} {r.draft:6s} γ={d.gamma:2d} "
+            f"{d.tokens_per_s:6.1f} tok/s decode, {d.e2e_tokens_per_s:6.1f} e2e, α={d.alpha:.2f}"
         )
 
     prompts = {w: workload_prompt(lm.codec, w) for w in WORKLOADS}

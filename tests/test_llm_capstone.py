@@ -64,8 +64,8 @@ def test_sweep_gives_every_timed_run_a_fresh_target_and_draft(lm):
     # interleaved: every block (repetition × temperature) runs plain and each configuration once,
     # in a shuffled order, so plain does not always run first
     blocks = [runs[i : i + 3] for i in range(0, len(runs), 3)]
-    assert all(sorted(r["draft"] for r in b) == ["lookup", "ngram", "plain"] for b in blocks)
-    assert len({tuple(r["draft"] for r in b) for b in blocks}) > 1
+    assert all(sorted(r.draft for r in b) == ["lookup", "ngram", "plain"] for b in blocks)
+    assert len({tuple(r.draft for r in b) for b in blocks}) > 1
 
 
 def test_a_surviving_cache_is_refused(lm):
@@ -112,7 +112,7 @@ def test_predictor_cannot_take_run_records(lm):
         CachedTarget(lm.model, 0.0), None, _prompt(lm), max_new_tokens=3, rng=np.random.default_rng(0)
     )
     cost = P.CostModel({1: 10.0, 2: 12.0})
-    for bad in (s, s.to_dict(), [s]):
+    for bad in (s, vars(s), [s]):
         with pytest.raises(ValueError, match="traces"):
             P.predict_decode(cost, bad)
     with pytest.raises(ValueError, match="costs"):

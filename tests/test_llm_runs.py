@@ -61,8 +61,7 @@ def test_run_stats_accounting(lm, adaptive):
     assert s.accepted + s.rejected <= s.proposed == sum(s.round_gammas)
     assert sum(a for a, _ in s.accept_by_pos) == s.accepted
     assert s.target_s + s.draft_s <= s.wall_s and s.overhead_s >= 0
-    d = s.to_dict()
-    assert d["n_tokens"] == 30 and d["tokens_per_s"] > 0
+    assert s.n_tokens == 30 and s.tokens_per_s > 0
     p = run_plain(tgt, prompt, 10, np.random.default_rng(3))
     assert p.rounds == 10 and p.k_hist == [0, 10] and p.proposed == 0
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -128,37 +128,17 @@ class RunStats:
             "overhead": 1e3 * self.overhead_s / r,
         }
 
-    def to_dict(self) -> dict[str, Any]:
-        d = {
-            k: getattr(self, k)
-            for k in (
-                "label",
-                "gamma",
-                "temperature",
-                "wall_s",
-                "target_s",
-                "draft_s",
-                "rounds",
-                "proposed",
-                "accepted",
-                "rejected",
-                "k_hist",
-                "round_gammas",
-                "accept_by_pos",
-                "prefill_s",
-            )
-        }
-        d.update(
-            n_tokens=self.n_tokens,
-            overhead_s=self.overhead_s,
-            tokens_per_s=self.tokens_per_s,
-            e2e_s=self.e2e_s,
-            e2e_tokens_per_s=self.e2e_tokens_per_s,
-            alpha=self.alpha,
-            mean_k=self.mean_k,
-            tokens=list(self.tokens),
-        )
-        return d
+
+@dataclass(frozen=True)
+class SweptRun:
+    """One run of :func:`sweep`: which workload, draft (its label: "plain", a draft, or a model
+    decoding alone), repetition and γ policy, and its :class:`RunStats`."""
+
+    workload: str
+    draft: str
+    rep: int
+    adaptive: bool
+    stats: RunStats
 
 
 def _stats(label, gamma, temperature, result, wall, target_s, draft_s, prefill_s=0.0):
@@ -347,9 +327,9 @@ def sweep(
     reps: int,
     max_new_tokens: int | dict[str, int],
     seed: int = 100,
-    on_run: Callable[[dict[str, Any]], object] | None = None,
+    on_run: Callable[[SweptRun], object] | None = None,
     alone: dict[str, Callable[[float], CachedTarget]] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[SweptRun]:
     """The benchmark's timed sweep, interleaved: for each repetition, workload and temperature
     (a *block*), one plain run and one run of every speculative configuration ``(draft_name,
     gamma, adaptive)``, in an order shuffled afresh for every block (seeded by ``seed`` and the
@@ -361,7 +341,7 @@ def sweep(
     Repetition r uses sampling seed ``seed + r`` for plain and speculative alike.
     ``alone`` {name: make_model(temperature)}: other models decoding by themselves, each once per
     block beside plain (e.g. the int8 copy of the target: faster, but it samples its own law).
-    Returns a list of dicts (RunStats.to_dict() plus workload, draft, rep), in run order."""
+    Returns the :class:`SweptRun` records, in run order."""
     import inspect
 
     wants_target = len(inspect.signature(make_draft).parameters) >= 3
@@ -390,11 +370,9 @@ def sweep(
                         adaptive=adaptive,
                         label=name,
                     )
-                    d = s.to_dict()
-                    d.update(workload=wname, draft=name, rep=rep, adaptive=adaptive)
-                    out.append(d)
+                    out.append(SweptRun(wname, name, rep, adaptive, s))
                     if on_run is not None:
-                        on_run(d)
+                        on_run(out[-1])
     return out
 
 
