@@ -17,7 +17,7 @@ import pytest
 from specdec_core import autoregressive_generate, chi_square_gof, speculative_generate  # noqa: E402
 from specdec_core.llm import (
     CachedTarget,
-    LayerSkipDraft,
+    ExitDraft,
     PromptLookupDraft,  # noqa: E402
     load_model,
     probs_from_logits,
@@ -278,7 +278,7 @@ def test_prompt_lookup_draft():
 
 def test_layer_skip_draft_propose_matches_its_rows(tiny, ids):
     m = tiny[2].model
-    d = LayerSkipDraft(m, k=1, temperature=1.0)
+    d = ExitDraft(m, k=1, temperature=1.0)  # A = None: the layer-skip draft
     toks, q = d.propose(tuple(ids[:8]), 3, np.random.default_rng(1))
     assert len(toks) == 3 and q.shape == (3, m.cfg.vocab_size)
     k1 = M.Llama(m.cfg, m.w, n_layers=1)
@@ -297,7 +297,7 @@ def test_greedy_speculative_equals_greedy_plain(tiny, ids):
     plain = autoregressive_generate(
         CachedTarget(m, 0.0), prefix, max_new_tokens=20, rng=np.random.default_rng(0)
     ).tokens
-    for draft in (PromptLookupDraft(m.cfg.vocab_size), LayerSkipDraft(m, 1, temperature=0.0)):
+    for draft in (PromptLookupDraft(m.cfg.vocab_size), ExitDraft(m, 1, temperature=0.0)):
         for gamma in (1, 3, 6):
             spec = speculative_generate(
                 CachedTarget(m, 0.0),
@@ -318,7 +318,7 @@ def test_end_to_end_law_on_tiny_model(tiny, ids):
     prefix = tuple(ids[:4])
     law = sequence_law(m, prefix)
     tgt = CachedTarget(m, 1.0)
-    draft = LayerSkipDraft(m, 1, temperature=1.0)
+    draft = ExitDraft(m, 1, temperature=1.0)
     rng = np.random.default_rng(2024)
     samples = Counter()
     accepted = proposed = 0

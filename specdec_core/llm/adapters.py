@@ -7,9 +7,10 @@
   round that is exactly γ+1 new positions: the previous round's correction/bonus token plus
   the γ proposals.
 * :class:`PromptLookupDraft` proposes the continuation of the latest earlier occurrence of the
-  last n tokens (q one-hot); :class:`LayerSkipDraft` runs the first k layers of the same model.
+  last n tokens (q one-hot). The drafts that run a network of their own (the first k layers of
+  the same model, its int8 copy) are in :mod:`.drafts`.
 
-Every call is timed (``perf_counter``) into ``.log``, so a benchmark can split a run into
+Every call is timed (the one timer's ``Stopwatch``) into ``.log``, so a benchmark can split a run into
 draft, verification and overhead time without touching the sampler.
 """
 
@@ -243,35 +244,3 @@ class PromptLookupDraft:
         q = np.zeros(self.V)
         q[self.propose_tokens(prefix, 1)[0]] = 1.0
         return q
-
-
-class LayerSkipDraft:
-    """Self-draft: the first ``k`` layers of the target, then its final norm and head.
-    It has its own KV cache (k layers) and samples at the given temperature."""
-
-    def __init__(self, model: Llama, k: int, temperature: float = 1.0, log: CallLog | None = None):
-        k = check_int(k, "k", 1, model.cfg.n_layers)
-        self.model = Llama(model.cfg, model.w, n_layers=k, check_dtype=model.check_dtype)
-        self.k = k
-        self.temperature = check_model_temperature(temperature)
-        self.cache = self.model.new_cache()
-        self.log = log if log is not None else CallLog()
-
-    def _rows_after(self, ctx):
-        if not ctx:
-            raise ValueError("prefix must hold at least one token")
-        c = self.cache.common_prefix(ctx)
-        self.cache.rollback(c)
-        self.model.forward(ctx[c:], self.cache)
-        return self.model.logits(self.cache.hidden[len(ctx) - 1 : len(ctx)])[0]
-
-    def propose(
-        self, prefix: Sequence[int], gamma: int, rng: np.random.Generator
-    ) -> tuple[list[int], np.ndarray]:
-        v = self.model.cfg.vocab_size
-        return sample_proposals(
-            self._rows_after, prefix, gamma, rng, temperature=self.temperature, vocab=v, log=self.log
-        )
-
-    def __call__(self, prefix):
-        return probs_from_logits(self._rows_after(list(prefix)), self.temperature)[0]
