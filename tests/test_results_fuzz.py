@@ -173,7 +173,7 @@ def test_the_stored_file_reads_and_writes_back_unchanged(name):
 
 @pytest.mark.parametrize("name", FILES)
 @settings(
-    max_examples=120,
+    max_examples=300,
     derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
