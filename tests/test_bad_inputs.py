@@ -681,7 +681,7 @@ ISSUE27 = [
     (
         "A7 boolean time",
         lambda: _curve({"1": {"median": True, "min": 1.0, "max": 1.0}}),
-        "test curve: points[...].median: Expected `float`, got `bool`",
+        "test curve: points[1].median: Expected `float`, got `bool`",
     ),
     (
         "A7 string T",

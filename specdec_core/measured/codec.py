@@ -2,11 +2,10 @@
 whose field types say what the file may hold, ranges included; :func:`read` and :func:`write`
 are the only places a results file is parsed or written.
 
-msgspec checks the types and ranges while it parses (a negative time, ``"x"`` for a bool, a
-missing section, an unknown field and ``1e400`` are all refused), and names the field; this
-module adds the file. Records built in memory are not checked until written: :func:`write`
-checks the bytes by reading them back before it touches the file, so a file that could not be
-read is never written.
+msgspec checks types and ranges while it parses (a negative time, ``"x"`` for a bool, a missing
+section, an unknown field, ``1e400``: all refused); a refusal names the file and the field, keys
+included. A record built in memory is checked when written: :func:`write` reads the bytes back
+before it touches the file, so a file that could not be read is never written.
 """
 
 from __future__ import annotations
@@ -14,24 +13,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from types import UnionType
+from typing import Annotated, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 import msgspec
 
-__all__ = [
-    "Count",
-    "Positive",
-    "Ms",
-    "NonNegative",
-    "Probability",
-    "Record",
-    "Temperature",
-    "Utc",
-    "decode",
-    "encode",
-    "read",
-    "write",
-]
+__all__ = ["Count", "Positive", "Ms", "NonNegative", "Probability", "Record", "Schema", "Temperature", "Utc"]
+__all__ += ["decode", "encode", "read", "write"]
 
 R = TypeVar("R")
 
@@ -81,10 +69,40 @@ def decode(cls: type[R], data: bytes | str, where: str) -> R:
         what, _, path = str(e).partition(" - at `")
         if path.startswith("key` in `"):  # a bad key of a JSON object
             what, path = f"{what} (a key)", path.removeprefix("key` in `")
-        field = path.rstrip("`").removeprefix("$").removeprefix(".")  # "$.runs[3].alpha": "runs[3].alpha"
+        field = _keys(cls, data, path.rstrip("`").removeprefix("$").removeprefix("."))  # "runs[3].alpha"
         raise ValueError(f"{where}: {field or 'the top level'}: {what}") from None
     except msgspec.DecodeError as e:
         raise ValueError(f"{where}: not valid JSON ({_constant(data) or e})") from None
+
+
+def _keys(cls: type, data: bytes | str, path: str) -> str:
+    """msgspec's path with each ``[...]`` (a value of a JSON object) replaced by the first key whose
+    value is refused on its own ("points[...].median" → "points[4].median"); else as it was."""
+    tp, out = cls, ""
+    try:
+        obj = json.loads(data)
+        for name, index in re.findall(r"\.?([^.\[]+)|(\[[^\]]*\])", path if "[...]" in path else ""):
+            while get_origin(tp) in (Annotated, Union, UnionType):  # to the type inside
+                tp = next(a for a in get_args(tp) if a is not type(None))
+            if name:  # a record's field
+                obj, tp, out = obj[name], get_type_hints(tp, include_extras=True)[name], f"{out}.{name}"
+            elif index == "[...]":
+                tp = get_args(tp)[-1]
+                key = next(k for k, v in obj.items() if not _fits(tp, v))
+                obj, out = obj[key], f"{out}[{key}]"
+            else:
+                obj, tp, out = obj[int(index[1:-1])], get_args(tp)[0], f"{out}{index}"
+        return out.lstrip(".") or path
+    except (LookupError, StopIteration, TypeError, ValueError):  # a shape it does not know
+        return path
+
+
+def _fits(tp, value) -> bool:
+    try:
+        msgspec.json.decode(json.dumps(value), type=tp)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return False
+    return True
 
 
 def _constant(data: bytes | str) -> str | None:
