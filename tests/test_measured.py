@@ -294,17 +294,18 @@ def test_a_paired_ratio_of_one_pair_round_trips_as_null(tmp_path):
     """A quick run (1 repeat) has no interval: low/high/sd_log are None, written as null and read
     back as None; null where an interval exists, and an interval of one pair, are refused."""
     from specdec_core.measured import read_capstone
+    from specdec_core.measured.capstone import PairedSpeedup
     from specdec_core.repeats import PairedRatio, paired_ratio
 
     cap = read_capstone()
     c = cap.runs[0].config
     one = paired_ratio([2.0], [1.0])
     assert (one.low, one.high, one.sd_log) == (None, None, None)
-    codec.write(replace_run(cap, c, speedup_paired=one), tmp_path / "llm.json")
+    codec.write(replace_run(cap, c, speedup_paired=PairedSpeedup.of(one)), tmp_path / "llm.json")
     assert "NaN" not in (tmp_path / "llm.json").read_text()
     back = read_capstone(tmp_path / "llm.json").find(c).speedup_paired
-    assert back == one and str(back).endswith("(one pair: no interval)")
-    two = replace_run(cap, c, speedup_paired=paired_ratio([2.0, 2.2], [1.0, 1.0]))
+    assert back == PairedSpeedup.of(one) and str(back).endswith("(one pair: no interval)")
+    two = replace_run(cap, c, speedup_paired=PairedSpeedup.of(paired_ratio([2.0, 2.2], [1.0, 1.0])))
     d = json.loads(codec.encode(two))
     d["runs"][0]["speedup_paired"]["low"] = None
     (tmp_path / "llm.json").write_text(json.dumps(d))

@@ -3,7 +3,8 @@
 
 Copies of the five files in ``specdec_core/results`` are changed one place at a time: every number
 (made negative, 1e400, NaN, a string, a bool, null), every string (a number, null), every bool
-("x", 1, null) and every section (deleted, null, a string, the wrong container). Each copy is read
+("x", 1, null) and every section (deleted, null, a string, the wrong container, its first key
+renamed, a key no record declares added). Each copy is read
 with :func:`specdec_core.measured.read_stored`. What must hold, for every mutation:
 
 - nothing but a ValueError escapes (no AttributeError, KeyError, OverflowError, ...);
@@ -63,7 +64,7 @@ def mutations(path: tuple, value) -> list:
     if value is None:
         return ["x", -1, True]
     extra = [DELETE] if isinstance(path[-1], str) else []
-    keys = [Rename("x"), Rename("-1")] if isinstance(value, dict) and value else []
+    keys = [Rename("x"), Rename("-1"), Added()] if isinstance(value, dict) and value else []
     return [*extra, *keys, None, "x", [] if isinstance(value, dict) else {}]
 
 
@@ -78,6 +79,13 @@ class Rename:
 
     def __repr__(self):
         return f"Rename({self.key!r})"
+
+
+class Added:
+    """A key no record declares ("zz"), added to an object, holding a copy of its first value."""
+
+    def __repr__(self):
+        return "Added()"
 
 
 def numeric_keys(d: dict) -> bool:
@@ -95,6 +103,9 @@ def mutated_text(doc, path: tuple, change) -> str:
         parent = parent[k]
     if change is DELETE:
         del parent[path[-1]]
+    elif isinstance(change, Added):
+        d = parent[path[-1]]
+        parent[path[-1]] = {**d, "zz": next(iter(d.values()))}
     elif isinstance(change, Rename):
         d = parent[path[-1]]
         first = next(iter(d))

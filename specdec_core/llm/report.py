@@ -14,7 +14,7 @@ import numpy as np
 
 from ..counts import expected_output_count
 from ..distributions import check_int, check_positive, check_temperature
-from ..measured.capstone import PLAIN, Capstone, Config, Run
+from ..measured.capstone import PLAIN, Capstone, Config, PairedSpeedup, Run
 from ..measured.records import Spread
 from ..measured.studies import FeatureStudy, PassCost, RoundingStudy
 from ..repeats import PairedRatio
@@ -73,7 +73,7 @@ def fmt_spread(s: Spread, prefix: str = "", unit: str = "") -> str:
     return f"{prefix}{s.median:.{d}f}{unit} ({s.min:.{d}f}–{s.max:.{d}f})"
 
 
-def fmt_interval(p: PairedRatio) -> str:
+def fmt_interval(p: PairedRatio | PairedSpeedup) -> str:
     """×ratio (low–high) of a stored paired ratio, digits from the interval's width."""
     if p.low is None or p.high is None:
         return f"×{p.ratio:.2f} (n = 1)"

@@ -108,6 +108,28 @@ class RoundMs(Record):
     overhead: NonNegative
 
 
+class PairedSpeedup(Record):
+    """A paired ratio as stored: the fields of :class:`~specdec_core.repeats.PairedRatio`, which checks
+    them (below 2 pairs there is no interval: low, high and sd_log are null)."""
+
+    ratio: Ms
+    low: Ms | None
+    high: Ms | None
+    n: Positive
+    sd_log: NonNegative | None
+    level: Probability
+
+    def __post_init__(self):
+        PairedRatio(*msgspec.structs.astuple(self))
+
+    @classmethod
+    def of(cls, r: PairedRatio) -> PairedSpeedup:
+        return cls(r.ratio, r.low, r.high, r.n, r.sd_log, r.level)
+
+    def __str__(self):
+        return str(PairedRatio(*msgspec.structs.astuple(self)))
+
+
 class Run(Record):
     """One configuration's timed repeats: tokens/s, speed-ups over plain in the same repeat, α, K, prediction."""
 
@@ -116,7 +138,7 @@ class Run(Record):
     e2e_tokens_per_s: Spread
     speedup_decode: Spread
     speedup_e2e: Spread
-    speedup_paired: PairedRatio
+    speedup_paired: PairedSpeedup
     prefill_ms: Spread
     alpha: Spread
     mean_k: Spread

@@ -1,7 +1,6 @@
-"""Small typed records shared by every results file: a spread of repeats and a cost curve. A
-paired ratio is stored as :class:`specdec_core.repeats.PairedRatio`, the record its computation
-returns. Their JSON form is the codec's (:mod:`.codec`): the field types below are what a file may
-hold."""
+"""Small typed records shared by every results file: a spread of repeats and a cost curve (a paired
+ratio is stored as :class:`.capstone.PairedSpeedup`). Their JSON form is the codec's (:mod:`.codec`):
+the field types below are what a file may hold."""
 
 from __future__ import annotations
 
