@@ -222,3 +222,9 @@ def test_a_broken_reader_is_caught(tmp_path, monkeypatch):
     with pytest.raises(AssertionError, match="was read as True"):
         check("hardware.json", parsed("hardware.json"), ("quick",), "x", tmp_path)
     shutil.rmtree(tmp_path / "lax")
+
+
+def test_a_key_added_to_a_stored_layout_is_refused_naming_the_field(tmp_path):
+    """Found by the full sweep: a "storage/method" key the layout does not know was refused by the
+    record's own check, whose message named the storage but not ``timings``."""
+    check("passcost.json", parsed("passcost.json"), ("layout", "timings"), Added(), tmp_path)

@@ -66,7 +66,7 @@ class LayoutChoice(Record):
                 raise ValueError(f"plan: storage {self.storage!r} has no method {m!r} for T = {T!r}")
         for key in self.timings:
             s, _, m = str(key).partition("/")
-            if m not in _methods_of(check_storage(s)):
+            if s not in STORAGES or m not in _methods_of(s):
                 raise ValueError(f"timings: {key!r} is not a known 'storage/method'")
 
     def plan_of(self, storage: str) -> dict[int, str]:
